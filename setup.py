@@ -1,0 +1,30 @@
+"""Build hooks that setup.cfg cannot express.
+
+1. The lm-eval task configs live in ``tasks/`` (the design card's layout) but are
+   installed as the package ``lm_eval_memrisk.lmeval_tasks``.
+2. ``lm_eval_memrisk-autoload.pth`` is copied to the root of site-packages so that the
+   plain ``lm_eval`` CLI finds the MemRiskBench tasks and models (see
+   ``lm_eval_memrisk/discovery.py`` and the README section "How lm_eval finds us").
+"""
+
+from pathlib import Path
+
+from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+
+PTH = "lm_eval_memrisk-autoload.pth"
+
+
+class BuildPyWithPth(build_py):
+    def run(self) -> None:
+        super().run()
+        src = Path(__file__).parent / "lm_eval_memrisk" / PTH
+        if src.exists():
+            self.copy_file(str(src), str(Path(self.build_lib) / PTH))
+
+
+setup(
+    packages=find_packages(include=["lm_eval_memrisk", "lm_eval_memrisk.*", "selector", "selector.*"])
+    + ["lm_eval_memrisk.lmeval_tasks"],
+    cmdclass={"build_py": BuildPyWithPth},
+)
