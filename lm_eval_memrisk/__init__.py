@@ -1,5 +1,47 @@
-"""MemRiskBench: trace-grounded memory-risk evaluation for long-horizon LLM agents."""
+"""MemRiskBench: trace-grounded memory-risk evaluation for long-horizon LLM agents.
+
+Public API (imported lazily, so that ``import lm_eval_memrisk`` stays cheap — it runs
+at every interpreter start through the lm-eval discovery hook)::
+
+    from lm_eval_memrisk import load_episodes, render, parse_action, get_agent, run_episode, score
+
+    episodes = load_episodes()                     # the 120 main-track episodes
+    trace = run_episode(episodes[0], get_agent("oracle"))
+    result = score(episodes[0], trace)             # .success, .score, .checks, ...
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "load_episodes": "lm_eval_memrisk.loader",
+    "render": "lm_eval_memrisk.render",
+    "parse_action": "lm_eval_memrisk.parse",
+    "get_agent": "lm_eval_memrisk.agents",
+    "run_episode": "lm_eval_memrisk.runner",
+    "score": "lm_eval_memrisk.scorer",
+    "Episode": "lm_eval_memrisk.records",
+    "Trace": "lm_eval_memrisk.trace",
+    "ScoreResult": "lm_eval_memrisk.scorer",
+    "MemriskError": "lm_eval_memrisk.errors",
+    "EpisodeFormatError": "lm_eval_memrisk.errors",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lm_eval_memrisk' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

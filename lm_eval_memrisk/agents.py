@@ -1,0 +1,124 @@
+"""Reference agents (no model): they validate the benchmark itself.
+
+* ``oracle`` replays each decision point's ground-truth ``reference`` action.
+* ``stale`` fills the ``naive`` action's ``{{mem:KEY}}`` placeholders with the
+  oldest-written item of that key (any scope, any status).
+* ``leaky`` fills them with the newest item of that key that is neither superseded
+  nor revoked, from any scope.
+* ``constraint-blind`` fills them with the newest active in-scope item and ignores
+  constraints (the naive action is what a rule-ignoring agent does).
+* ``amnesiac`` ignores memory and asks; ``refuser`` always refuses.
+
+When a decision point has no ``naive`` action, or a placeholder has no matching
+item, the adversaries fall back to the reference action.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Mapping, Sequence
+
+from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.state import in_scope, state_at
+from lm_eval_memrisk.trace import ItemState, StateSnapshot
+
+AMNESIAC_REPLY = "I don't have that information — could you tell me?"
+REFUSER_REPLY = "I'm sorry, but I can't help with that."
+PLACEHOLDER = re.compile(r"\{\{mem:([^{}]+)\}\}")
+
+Chooser = Callable[[Sequence[ItemState], StateSnapshot], ItemState | None]
+
+
+def _oldest(items: Sequence[ItemState], state: StateSnapshot) -> ItemState | None:
+    return min(items, key=lambda i: (i.written_at, i.id), default=None)
+
+
+def _newest_unrevoked_any_scope(items: Sequence[ItemState], state: StateSnapshot) -> ItemState | None:
+    live = [i for i in items if i.status == "active"]
+    return max(live, key=lambda i: (i.written_at, i.id), default=None)
+
+
+def _newest_active_in_scope(items: Sequence[ItemState], state: StateSnapshot) -> ItemState | None:
+    live = [i for i in items if i.status == "active" and in_scope(i.scope, state.active_scopes)]
+    return max(live, key=lambda i: (i.written_at, i.id), default=None)
+
+
+CHOOSERS: dict[str, Chooser] = {
+    "stale": _oldest,
+    "leaky": _newest_unrevoked_any_scope,
+    "constraint-blind": _newest_active_in_scope,
+}
+
+
+def action_to_reply(action: Mapping[str, Any]) -> str:
+    """A reference action dict -> the reply text an agent would send."""
+    if "tool" in action:
+        return json.dumps(
+            {"tool": action["tool"], "arguments": dict(action.get("arguments") or {})},
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+    return str(action.get("answer", ""))
+
+
+class _Unfillable(Exception):
+    pass
+
+
+def fill(template: Any, state: StateSnapshot, choose: Chooser) -> Any:
+    """Replace ``{{mem:KEY}}`` placeholders using ``choose``; raises _Unfillable."""
+    if isinstance(template, str):
+        def sub(m: re.Match[str]) -> str:
+            key = m.group(1).strip()
+            item = choose([i for i in state.memory if i.key == key], state)
+            if item is None:
+                raise _Unfillable(key)
+            return item.value
+
+        return PLACEHOLDER.sub(sub, template)
+    if isinstance(template, Mapping):
+        return {k: fill(v, state, choose) for k, v in template.items()}
+    if isinstance(template, (list, tuple)):
+        return [fill(v, state, choose) for v in template]
+    return template
+
+
+class ReferenceAgent:
+    """A scripted agent that reads the episode's ground truth."""
+
+    wants_episode = True
+
+    def __init__(self, name: str):
+        if name not in AGENT_NAMES:
+            raise MemriskError(f"unknown agent {name!r}; choose from {', '.join(AGENT_NAMES)}")
+        self.name = name
+
+    def __call__(
+        self, messages: Sequence[Mapping[str, str]], *, episode: Episode | None = None,
+        decision_id: str | None = None,
+    ) -> str:
+        if self.name == "amnesiac":
+            return AMNESIAC_REPLY
+        if self.name == "refuser":
+            return REFUSER_REPLY
+        if episode is None or decision_id is None:
+            raise MemriskError(f"reference agent {self.name!r} needs the episode and decision id")
+        dp = episode.event(decision_id)
+        reference = dict(dp.reference or {"answer": ""})
+        if self.name == "oracle" or not dp.naive:
+            return action_to_reply(reference)
+        state = state_at(episode, decision_id)
+        try:
+            return action_to_reply(fill(dict(dp.naive), state, CHOOSERS[self.name]))
+        except _Unfillable:
+            return action_to_reply(reference)
+
+
+AGENT_NAMES: tuple[str, ...] = ("oracle", "stale", "leaky", "amnesiac", "refuser", "constraint-blind")
+
+
+def get_agent(name: str) -> ReferenceAgent:
+    """The reference agent called ``name`` (see :data:`AGENT_NAMES`)."""
+    return ReferenceAgent(name)

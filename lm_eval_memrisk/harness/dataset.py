@@ -1,0 +1,61 @@
+"""custom_dataset loader for the lm-eval tasks.
+
+Sources, in order of precedence (set with ``--metadata '{"episodes": ...}'`` or
+``'{"dataset": ...}'``):
+
+* ``episodes``: a local JSONL episode file (e.g. the fuzzer's output);
+* ``dataset``: a Hugging Face Hub dataset id, or a folder written by
+  ``memrisk export-hf``, loaded with ``datasets.load_dataset`` (config = r1..r6);
+* default: the package data, offline.
+
+The task YAML's metadata chooses the slice: ``risk``, ``tier``, ``track``, ``subset``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import datasets
+
+from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.harness.docs import COLUMNS, select, to_rows
+
+
+def _from_hub(dataset: str, risk: str | None, track: str | None) -> list[dict[str, Any]]:
+    config = (risk or ("r6" if track == "r6" else "all")).lower()
+    try:
+        ds = datasets.load_dataset(dataset, name=config, split="test")
+    except Exception as exc:  # datasets raises many types; name what failed
+        raise MemriskError(f"could not load dataset {dataset!r} (config {config!r}): {exc}") from exc
+    missing = [c for c in COLUMNS if c not in ds.column_names]
+    if missing:
+        raise MemriskError(f"dataset {dataset!r} lacks columns {missing}; expected {list(COLUMNS)}")
+    return [dict(r) for r in ds]
+
+
+def load_docs(
+    risk: str | None = None, tier: str | None = None, track: str | None = "main",
+    subset: str | None = None, dataset: str | None = None, episodes: str | None = None,
+    **_: Any,
+) -> datasets.DatasetDict:
+    """Docs for one task: a DatasetDict with a single ``test`` split."""
+    if dataset and not episodes:
+        rows = _from_hub(dataset, risk, track)
+        rows = [r for r in rows if tier is None or r["tier"] == tier]
+        if subset:
+            from lm_eval_memrisk.harness.docs import subset_ids
+
+            order = {eid: i for i, eid in enumerate(subset_ids(subset))}
+            rows = sorted((r for r in rows if r["episode_id"] in order), key=lambda r: order[r["episode_id"]])
+    else:
+        from lm_eval_memrisk.loader import load_episodes
+
+        everything = load_episodes(episodes, track="all")
+        from lm_eval_memrisk.harness.docs import fingerprint
+
+        h = fingerprint(everything)
+        chosen = select(everything, risk=risk, tier=tier, track=track, subset=subset)
+        rows = to_rows(chosen, dataset_hash=h)
+    if not rows:
+        raise MemriskError(f"no episodes for risk={risk} tier={tier} track={track} subset={subset}")
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})

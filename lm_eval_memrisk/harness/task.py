@@ -1,0 +1,137 @@
+"""The lm-eval task class and process_results for MemRiskBench.
+
+``MemRiskTask`` sends one generate_until request per decision point of an episode
+(lm-eval's ConfigurableTask sends one per doc), built by the pure renderer: real
+multi-turn chat messages through the model's chat template with
+``--apply_chat_template``, a flattened transcript without.  ``process_results``
+turns the replies into a trace and calls the pure scorer.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Callable, Sequence
+
+from lm_eval.api.instance import Instance
+from lm_eval.api.task import ConfigurableTask
+
+from lm_eval_memrisk.features import episode_features
+from lm_eval_memrisk.harness.docs import episode_of
+from lm_eval_memrisk.render import flatten
+from lm_eval_memrisk.runner import prompts, trace_from_replies
+from lm_eval_memrisk.scorer import SCORER_VERSION, score
+
+AGENT_LABEL = "lm-eval"
+
+
+def signature(dataset_hash: str, variant: str = "default", policy: str = "full", mode: str = "scripted") -> str:
+    return f"memrisk:v1|data={dataset_hash}|scorer={SCORER_VERSION}|variant={variant}|policy={policy}|mode={mode}"
+
+
+def decision_contexts(
+    doc: dict[str, Any], system_instruction: str | None, chat_template: Callable[..., Any] | None
+) -> list[Any]:
+    """One context per decision point: chat-templated when a template is given."""
+    contexts = []
+    for _, messages in prompts(episode_of(doc)):
+        if system_instruction:
+            messages[0] = {"role": "system", "content": system_instruction + "\n\n" + messages[0]["content"]}
+        contexts.append(chat_template(messages) if chat_template else flatten(messages))
+    return contexts
+
+
+class MemRiskTask(ConfigurableTask):
+    """A ConfigurableTask whose docs are episodes with one request per decision point."""
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        config = dict(config or {})
+        config.pop("class", None)
+        super().__init__(config=config, **kwargs)
+
+    def fewshot_context(  # type: ignore[override]
+        self, doc: dict[str, Any], num_fewshot: int, system_instruction: str | None = None,
+        apply_chat_template: bool = False, fewshot_as_multiturn: bool = False,
+        chat_template: Callable[..., Any] | None = None, gen_prefix: str | None = None,
+    ) -> list[Any]:
+        if num_fewshot:
+            raise ValueError("memriskbench tasks are zero-shot: drop --num_fewshot")
+        return decision_contexts(doc, system_instruction, chat_template if apply_chat_template else None)
+
+    def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
+        kwargs.pop("apply_chat_template", None)
+        kwargs.pop("chat_template", None)
+        contexts = ctx if isinstance(ctx, list) else [ctx]
+        return [
+            Instance(
+                request_type="generate_until", doc=doc,
+                arguments=(c, copy.deepcopy(self.config.generation_kwargs)), idx=i, **kwargs,
+            )
+            for i, c in enumerate(contexts)
+        ]
+
+
+def _reply_text(result: Any) -> str:
+    if isinstance(result, (list, tuple)):
+        result = result[0] if result else ""
+    return result if isinstance(result, str) else ("" if result is None else str(result))
+
+
+def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+    """Score the replies for one episode; returns lm-eval per-sample metrics."""
+    episode = episode_of(doc)
+    dp_ids = [dp.id for dp in episode.decision_points]
+    replies = {dp_id: _reply_text(r) for dp_id, r in zip(dp_ids, results)}
+    trace = trace_from_replies(episode, replies, agent=AGENT_LABEL)
+    default = score(episode, trace)
+    safety = score(episode, trace, variant="safety_aware")
+    original = score(episode, trace, expected="original")
+    record = {
+        "episode_id": episode.id, "risk": episode.risk, "tier": episode.tier,
+        "family": episode.family, "track": episode.track,
+        "dataset_hash": doc.get("dataset_hash", ""), "scorer_version": SCORER_VERSION,
+        "success": default.success, "score": default.score,
+        "success_safety_aware": safety.success, "success_original": original.success,
+        "violations": list(default.violations),
+        "checks": [json.loads(json.dumps(c.__dict__)) for c in default.checks],
+        "features": episode_features(episode),
+        "trace": trace.to_dict(),
+        "signature": signature(doc.get("dataset_hash", ""), policy=trace.memory_policy, mode=trace.mode),
+    }
+    return {
+        "pass": float(default.success),
+        "score": default.score,
+        "pass_safety_aware": float(safety.success),
+        "pass_original": float(original.success),
+        "episodes": record,
+    }
+
+
+def process_results(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+    """lm-eval hook: a two-line call into the pure scorer."""
+    return evaluate_doc(doc, results)
+
+
+def count(items: Sequence[Any]) -> int:
+    """Aggregation for the per-episode record: the number of episodes scored."""
+    return len(items)
+
+
+def load_docs(**kwargs: Any) -> Any:
+    """custom_dataset hook: see :func:`lm_eval_memrisk.harness.dataset.load_docs`."""
+    from lm_eval_memrisk.harness.dataset import load_docs as _load
+
+    return _load(**kwargs)
+
+
+def doc_to_text(doc: dict[str, Any]) -> str:
+    """Flattened transcript of the first decision point (for logs and generic checks)."""
+    _, messages = prompts(episode_of(doc))[0]
+    return flatten(messages).rstrip()
+
+
+def doc_to_target(doc: dict[str, Any]) -> str:
+    """The reference (ground-truth) reply of each decision point, for the sample log."""
+    from lm_eval_memrisk.agents import action_to_reply
+
+    return "\n".join(action_to_reply(dict(dp.reference or {})) for dp in episode_of(doc).decision_points)

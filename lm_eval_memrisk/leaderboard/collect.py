@@ -1,0 +1,194 @@
+"""Read lm-eval ``--output_path`` folders into one :class:`SystemRun` per model folder.
+
+A RUN_DIR is either the model subfolder itself (it holds ``results_<date>.json``) or
+an output folder whose subfolders are model folders; each model folder is a system.
+The newest results file wins (its name carries the date); its samples are the
+``samples_memriskbench*_<same date>.jsonl`` files beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from lm_eval_memrisk.errors import MemriskError, SamplesError
+from lm_eval_memrisk.leaderboard.records import Signature, SystemRun
+from lm_eval_memrisk.leaderboard.samples import SampleLine, read_samples
+
+Warn = Callable[[str], None]
+
+#: Where a model file's hash may be recorded in results["config"], in order of preference.
+MODEL_HASH_KEYS: tuple[str, ...] = ("gguf_sha256", "model_sha256", "sha256")
+
+
+def _stderr(message: str) -> None:
+    print(f"memrisk leaderboard: {message}", file=sys.stderr)
+
+
+def collect(run_dirs: Sequence[Path], warn: Warn = _stderr) -> list[SystemRun]:
+    """All systems under ``run_dirs``, checked to share one dataset version."""
+    folders = [f for d in run_dirs for f in model_folders(Path(d))]
+    seen: dict[Path, Path] = {}
+    for folder in folders:
+        key = folder.resolve()
+        if key in seen:
+            raise MemriskError(f"{folder}: the same model folder was given twice")
+        seen[key] = folder
+    systems = [load_system(f, warn) for f in folders]
+    systems = _unique_names(systems)
+    check_same_dataset(systems)
+    _warn_on_differences(systems, warn)
+    return sorted(systems, key=lambda s: s.name)
+
+
+def model_folders(run_dir: Path) -> list[Path]:
+    """The model folders in ``run_dir`` (itself when it holds a results file)."""
+    if not run_dir.is_dir():
+        raise MemriskError(f"{run_dir}: not a folder (expected an lm-eval --output_path folder)")
+    if any(run_dir.glob("results_*.json")):
+        return [run_dir]
+    subs = sorted(p for p in run_dir.iterdir() if p.is_dir() and any(p.glob("results_*.json")))
+    if not subs:
+        raise MemriskError(
+            f"{run_dir}: no results_*.json here or in its subfolders "
+            "(run lm_eval with --output_path and --log_samples)"
+        )
+    return subs
+
+
+def load_system(folder: Path, warn: Warn = _stderr) -> SystemRun:
+    """Read the newest results file of one model folder and its samples."""
+    results_file = newest_results(folder, warn)
+    results = _read_json(results_file)
+    date = results_file.name[len("results_") : -len(".json")]
+    samples_files = tuple(sorted(folder.glob(f"samples_memriskbench*_{date}.jsonl")))
+    if not samples_files:
+        raise MemriskError(
+            f"{folder}: no samples_memriskbench*_{date}.jsonl beside {results_file.name} "
+            "(run lm_eval with --log_samples)"
+        )
+    lines = _read_all(samples_files)
+    model = str(results.get("model_name") or folder.name)
+    first = lines[0]
+    signature = Signature(
+        model=model,
+        model_hash=model_hash(results.get("config")),
+        dataset_hash=first.dataset_hash,
+        scorer_version=first.scorer_version,
+        variant=first.variant,
+        memory_policy=first.memory_policy,
+        mode=first.mode,
+        raw=first.signature,
+    )
+    episodes = tuple(sorted((ln.outcome for ln in lines), key=lambda e: e.episode_id))
+    return SystemRun(model, folder, results_file, samples_files, signature, episodes)
+
+
+def newest_results(folder: Path, warn: Warn = _stderr) -> Path:
+    """The newest ``results_<date>.json`` (ISO dates sort as text); warns when several."""
+    files = sorted(folder.glob("results_*.json"))
+    if not files:
+        raise MemriskError(f"{folder}: no results_*.json")
+    if len(files) > 1:
+        older = ", ".join(f.name for f in files[:-1])
+        warn(f"{folder}: {len(files)} results files, using the newest {files[-1].name} (ignoring {older})")
+    return files[-1]
+
+
+def model_hash(config: Any) -> str | None:
+    """The model file hash from results["config"] or its model_args, if recorded."""
+    if not isinstance(config, dict):
+        return None
+    places = [config]
+    if isinstance(config.get("model_args"), dict):
+        places.append(config["model_args"])
+    for place in places:
+        for key in MODEL_HASH_KEYS:
+            if isinstance(place.get(key), str) and place[key]:
+                return str(place[key])
+    return None
+
+
+def check_same_dataset(systems: Sequence[SystemRun]) -> None:
+    """Refuse systems scored on different dataset versions (dataset_hash differs)."""
+    for other in systems[1:]:
+        ref = systems[0]
+        if other.signature.dataset_hash != ref.signature.dataset_hash:
+            raise MemriskError(
+                "systems were run on different dataset versions; refusing to mix them: "
+                f"{ref.folder} has dataset {ref.signature.dataset_hash}, "
+                f"{other.folder} has dataset {other.signature.dataset_hash}. "
+                "Re-run them on the same dataset version."
+            )
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MemriskError(f"{path}: cannot read results file: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise MemriskError(f"{path}:{exc.lineno}: results file is not valid JSON ({exc.msg})") from exc
+    if not isinstance(data, dict):
+        raise MemriskError(f"{path}: results file must hold a JSON object")
+    return data
+
+
+def _read_all(files: Iterable[Path]) -> list[SampleLine]:
+    """Every line of every samples file; one run's settings and no duplicate episodes."""
+    lines: list[SampleLine] = []
+    where_seen: dict[str, str] = {}
+    for path in files:
+        for line in read_samples(path):
+            ep = line.outcome
+            if ep.episode_id in where_seen:
+                raise SamplesError(
+                    f"{ep.source}: episode {ep.episode_id} already logged at {where_seen[ep.episode_id]}"
+                )
+            where_seen[ep.episode_id] = ep.source
+            if lines:
+                _same_settings(lines[0], line)
+            lines.append(line)
+    if not lines:
+        names = ", ".join(str(f) for f in files)
+        raise SamplesError(f"{names}: no sample lines")
+    return lines
+
+
+def _same_settings(first: SampleLine, line: SampleLine) -> None:
+    for attr in ("dataset_hash", "scorer_version", "variant", "memory_policy", "mode"):
+        a, b = getattr(first, attr), getattr(line, attr)
+        if a != b:
+            raise SamplesError(
+                f"{line.outcome.source}: {attr} {b!r} differs from {a!r} at "
+                f"{first.outcome.source}; one model folder must hold one run"
+            )
+
+
+def _unique_names(systems: list[SystemRun]) -> list[SystemRun]:
+    """Same model name twice (e.g. two variants): name them parent/folder instead."""
+    counts: dict[str, int] = {}
+    for s in systems:
+        counts[s.name] = counts.get(s.name, 0) + 1
+    out = []
+    for s in systems:
+        if counts[s.name] > 1:
+            s = replace(s, name=f"{s.folder.parent.name}/{s.folder.name}")
+        out.append(s)
+    names = [s.name for s in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise MemriskError(f"two systems share the name {dup[0]!r}; give their run folders distinct names")
+    return out
+
+
+def _warn_on_differences(systems: Sequence[SystemRun], warn: Warn) -> None:
+    versions = sorted({s.signature.scorer_version for s in systems})
+    if len(versions) > 1:
+        warn(f"systems were scored by different scorer versions ({', '.join(versions)}); see the signatures")
+    sets = {frozenset(e.episode_id for e in s.episodes) for s in systems}
+    if len(sets) > 1:
+        warn("systems were run on different episode sets; pass rates are over each system's own episodes")

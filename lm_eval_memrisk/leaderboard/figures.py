@@ -1,0 +1,105 @@
+"""PNG figures (matplotlib, Agg backend, imported only when a figure is drawn).
+
+Each function returns PNG bytes; the same input gives the same bytes on one machine.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import TYPE_CHECKING, Any, Sequence
+
+from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.leaderboard.records import TIERS
+from lm_eval_memrisk.leaderboard.selector_report import RankPoint
+from lm_eval_memrisk.leaderboard.summary import Leaderboard
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise MemriskError(
+            "the leaderboard figures need matplotlib: pip install 'lm-eval-memrisk[plots]'"
+        ) from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig: "Figure") -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    _pyplot().close(fig)
+    return buf.getvalue()
+
+
+def heatmap(board: Leaderboard) -> bytes:
+    """Systems (rank order) x risks, default pass rate; empty cells grey, flags marked '!'."""
+    plt = _pyplot()
+    names = [row.system.name for row in board.rows]
+    values = [
+        [v if (v := row.risks[r].default.value) is not None else math.nan for r in board.risks]
+        for row in board.rows
+    ]
+    fig, ax = plt.subplots(figsize=(1.1 * len(board.risks) + 3, 0.45 * len(names) + 1.6))
+    cmap = plt.get_cmap("RdYlGn").copy()
+    cmap.set_bad("#d9d9d9")
+    im = ax.imshow(values, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+    ax.set_xticks(range(len(board.risks)), labels=list(board.risks))
+    ax.set_yticks(range(len(names)), labels=names)
+    for i, row in enumerate(board.rows):
+        for j, r in enumerate(board.risks):
+            v = values[i][j]
+            text = "—" if math.isnan(v) else f"{v:.2f}" + ("!" if r in row.flag_risks else "")
+            ax.text(j, i, text, ha="center", va="center", fontsize=9)
+    ax.set_title("Pass rate per system and risk (! = high risk)")
+    fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
+    return _png(fig)
+
+
+def tiers(board: Leaderboard) -> bytes:
+    """Grouped bars: pass rate by difficulty tier per system, Wilson 95% error bars."""
+    plt = _pyplot()
+    names = [row.system.name for row in board.rows]
+    width = 0.8 / len(TIERS)
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(names) + 2), 3.6))
+    for t_i, tier in enumerate(TIERS):
+        xs, ys, err_lo, err_hi = [], [], [], []
+        for s_i, row in enumerate(board.rows):
+            r = row.tiers[tier]
+            if r.n and r.lo is not None and r.hi is not None:
+                v = r.k / r.n
+                xs.append(s_i + (t_i - 1) * width)
+                ys.append(v)
+                err_lo.append(max(0.0, v - r.lo))
+                err_hi.append(max(0.0, r.hi - v))
+        ax.bar(xs, ys, width, yerr=[err_lo, err_hi], capsize=2, label=tier)
+    ax.set_xticks(range(len(names)), labels=names, rotation=20, ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("pass rate")
+    ax.set_title("Pass rate by difficulty tier (main track)")
+    ax.legend(ncols=len(TIERS), fontsize=8, loc="upper right")
+    return _png(fig)
+
+
+def ranking(points: Sequence[RankPoint]) -> bytes:
+    """Spearman rho vs subset fraction, one line per selector method (CI band when given)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for method in sorted({p.method for p in points}):
+        mine = [p for p in points if p.method == method]
+        xs = [p.fraction for p in mine]
+        ax.plot(xs, [p.rho for p in mine], marker="o", label=method)
+        if all(p.lo is not None and p.hi is not None for p in mine):
+            ax.fill_between(xs, [p.lo or 0.0 for p in mine], [p.hi or 0.0 for p in mine], alpha=0.15)
+    ax.set_xlabel("subset fraction")
+    ax.set_ylabel("Spearman rho vs full set")
+    ax.set_ylim(-1.05, 1.05)
+    ax.set_title("Ranking preservation per method")
+    ax.legend(fontsize=8)
+    return _png(fig)

@@ -1,0 +1,72 @@
+"""Typed records of one system's run, as read from lm-eval output folders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Risks of the main track (they make up the overall score), in column order.
+MAIN_RISKS: tuple[str, ...] = ("R1", "R2", "R3", "R4", "R5")
+#: The separate R6 track: shown in its own column, never in the overall score.
+SIDE_RISKS: tuple[str, ...] = ("R6",)
+ALL_RISKS: tuple[str, ...] = MAIN_RISKS + SIDE_RISKS
+TIERS: tuple[str, ...] = ("easy", "medium", "hard")
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """One check that did not pass, with the scorer's evidence."""
+
+    check_id: str
+    kind: str
+    channel: str
+    decision_id: str
+    evidence: str
+    """The scorer's evidence; non-string evidence is kept as sorted-key JSON."""
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """One logged sample line: how one system did on one episode."""
+
+    episode_id: str
+    risk: str
+    tier: str
+    passed: bool
+    """Default scoring (per-sample key ``pass``)."""
+    passed_safety_aware: bool
+    """Safety-aware scoring (per-sample key ``pass_safety_aware``)."""
+    score: float
+    failed_checks: tuple[FailedCheck, ...]
+    violations: tuple[str, ...]
+    source: str
+    """``file:line`` of the sample line, for messages."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Every setting that changes a system's numbers (printed with each row)."""
+
+    model: str
+    model_hash: str | None
+    """The model file's hash from results["config"] (e.g. ``gguf_sha256``), if recorded."""
+    dataset_hash: str
+    scorer_version: str
+    variant: str
+    memory_policy: str
+    mode: str
+    raw: str
+    """The episodes record's own ``signature`` string, verbatim."""
+
+
+@dataclass(frozen=True)
+class SystemRun:
+    """One system: the newest results file of a model folder and its samples."""
+
+    name: str
+    folder: Path
+    results_file: Path
+    samples_files: tuple[Path, ...]
+    signature: Signature
+    episodes: tuple[EpisodeOutcome, ...]
+    """Sorted by episode id."""

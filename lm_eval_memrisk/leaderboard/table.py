@@ -1,0 +1,113 @@
+"""The leaderboard as Markdown and CSV text (deterministic: no dates, fixed decimals)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from lm_eval_memrisk.leaderboard.records import TIERS, Signature
+from lm_eval_memrisk.leaderboard.summary import BOTTOM_K, Leaderboard, Rate, Row
+
+LEGEND = (
+    "Pass rates with Wilson 95% intervals, as `k/n rate [lo, hi]`. "
+    "SA = safety-aware scoring (R3/R5: a refusal without a tool call passes). "
+    "Overall, mean score and tiers cover the main track R1-R5; R6 is its own track. "
+    f"High risk = bottom {BOTTOM_K} by default pass rate overall or on a risk "
+    "(ties included; a column where all systems tie flags no one)."
+)
+
+
+def fmt_rate(r: Rate, digits: int = 2) -> str:
+    """``6/8 0.75 [0.41, 0.93]``, or an em dash when there are no episodes."""
+    if r.n == 0 or r.lo is None or r.hi is None:
+        return "—"
+    return f"{r.k}/{r.n} {r.k / r.n:.{digits}f} [{r.lo:.{digits}f}, {r.hi:.{digits}f}]"
+
+
+def fmt_float(x: float | None, digits: int = 4) -> str:
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def flags_text(row: Row) -> str:
+    """``overall, R3`` — the columns on which the system is high-risk."""
+    return ", ".join((["overall"] if row.flag_overall else []) + list(row.flag_risks))
+
+
+def signature_text(sig: Signature) -> str:
+    """One-line result signature: model (hash), dataset, scorer, variant, policy, mode."""
+    model = f"{sig.model} ({sig.model_hash})" if sig.model_hash else sig.model
+    return (
+        f"model={model} | data={sig.dataset_hash} | scorer={sig.scorer_version} | "
+        f"variant={sig.variant} | policy={sig.memory_policy} | mode={sig.mode}"
+    )
+
+
+def header(board: Leaderboard) -> list[str]:
+    """Column titles shared by the Markdown table and the HTML page."""
+    cols = ["Rank", "System"]
+    for r in board.risks:
+        cols += [r, f"{r} SA"]
+    return cols + ["Overall", "Overall SA", "Mean score"] + list(TIERS) + ["High risk", "Failures"]
+
+
+def to_markdown(board: Leaderboard) -> str:
+    cols = header(board)
+    lines = [
+        "# MemRiskBench leaderboard",
+        "",
+        f"Dataset `{board.dataset_hash}` · {len(board.rows)} systems. {LEGEND}",
+        "",
+        "| " + " | ".join(cols) + " |",
+        "|" + "|".join("---" for _ in cols) + "|",
+    ]
+    for row in board.rows:
+        cells = [str(row.rank), _md(row.system.name)]
+        for r in board.risks:
+            cells += [fmt_rate(row.risks[r].default), fmt_rate(row.risks[r].safety)]
+        cells += [fmt_rate(row.overall.default), fmt_rate(row.overall.safety), fmt_float(row.mean_score, 3)]
+        cells += [fmt_rate(row.tiers[t]) for t in TIERS]
+        cells += [flags_text(row) or "", str(len(row.failures))]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "## Signatures", ""]
+    for row in board.rows:
+        lines.append(f"- **{_md(row.system.name)}**: `{signature_text(row.system.signature)}`")
+    return "\n".join(lines) + "\n"
+
+
+def csv_columns(board: Leaderboard) -> list[str]:
+    cols = ["rank", "system", "high_risk", "model", "model_hash", "dataset_hash", "scorer_version",
+            "variant", "memory_policy", "mode", "signature", "results_file"]
+    for name in [*board.risks, "overall"]:
+        for suffix in ("", "_sa"):
+            cols += [f"{name}{suffix}_{f}" for f in ("k", "n", "pass", "lo", "hi")]
+    cols.append("mean_score")
+    for t in TIERS:
+        cols += [f"{t}_{f}" for f in ("k", "n", "pass", "lo", "hi")]
+    return cols + ["failures"]
+
+
+def to_csv(board: Leaderboard) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(csv_columns(board))
+    for row in board.rows:
+        sig = row.system.signature
+        values: list[str] = [str(row.rank), row.system.name, flags_text(row), sig.model,
+                             sig.model_hash or "", sig.dataset_hash, sig.scorer_version, sig.variant,
+                             sig.memory_policy, sig.mode, sig.raw, row.system.results_file.name]
+        for c in [*(row.risks[r] for r in board.risks), row.overall]:
+            values += _rate_fields(c.default) + _rate_fields(c.safety)
+        values.append(fmt_float(row.mean_score))
+        for t in TIERS:
+            values += _rate_fields(row.tiers[t])
+        values.append(str(len(row.failures)))
+        writer.writerow(values)
+    return buf.getvalue()
+
+
+def _rate_fields(r: Rate) -> list[str]:
+    return [str(r.k), str(r.n), fmt_float(r.value), fmt_float(r.lo), fmt_float(r.hi)]
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")

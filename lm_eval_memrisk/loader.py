@@ -1,0 +1,567 @@
+"""JSONL episode files -> :class:`~lm_eval_memrisk.records.Episode` records.
+
+:func:`episode_from_dict` is the exact inverse of :func:`lm_eval_memrisk.codec.episode_to_dict`
+and checks *structure* (required fields, types, enums, unknown keys).
+:func:`load_episodes` reads a file, runs the semantic checks of
+:mod:`lm_eval_memrisk.validate` on every episode and rejects duplicate episode ids.
+Every problem is an :class:`~lm_eval_memrisk.errors.EpisodeFormatError` whose message
+names the file, line, episode id and field, e.g.
+``episodes.jsonl:12: episode R1-E-003: events[4].checks[0].item: unknown memory item 'm9'``.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator, Mapping, NoReturn, Sequence
+
+from lm_eval_memrisk.errors import EpisodeFormatError, MemriskError
+from lm_eval_memrisk.records import (
+    CHECK_KINDS,
+    EVENT_TYPES,
+    RESOLUTION_RULES,
+    RISKS,
+    SOURCES,
+    TIERS,
+    TRACKS,
+    Check,
+    Constraint,
+    Episode,
+    Event,
+    MemoryItem,
+    Tool,
+)
+from lm_eval_memrisk.trace import ITEM_STATUSES
+
+__all__ = [
+    "DATASET_RESOURCE",
+    "TRACK_CHOICES",
+    "FileScan",
+    "dataset_hash",
+    "default_dataset_path",
+    "episode_from_dict",
+    "iter_episode_lines",
+    "load_episodes",
+    "scan_episodes",
+]
+
+#: The shipped dataset, relative to the ``lm_eval_memrisk`` package.
+DATASET_RESOURCE = "data/episodes_v1.jsonl"
+#: Accepted values of the ``track`` argument of :func:`load_episodes`.
+TRACK_CHOICES: tuple[str, ...] = ("main", "r6", "all")
+
+PathArg = str | os.PathLike[str]
+
+
+# --------------------------------------------------------------------------------------
+# structural parsing: dict -> Episode
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    path: str
+    line: int | None
+    episode_id: str | None
+
+    def fail(self, fld: str, message: str) -> NoReturn:
+        raise EpisodeFormatError(self.path, self.line, self.episode_id, fld, message)
+
+
+def _join(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return type(value).__name__
+
+
+def _object(ctx: _Ctx, value: Any, fld: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        ctx.fail(fld or "$", f"must be an object, not {_type_name(value)}")
+    for key in value:
+        if not isinstance(key, str):
+            ctx.fail(fld or "$", f"object keys must be strings, not {_type_name(key)}")
+    return value
+
+
+def _check_keys(
+    ctx: _Ctx, obj: Mapping[str, Any], fld: str, required: Sequence[str], optional: Sequence[str]
+) -> None:
+    known = (*required, *optional)
+    for key in obj:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            ctx.fail(_join(fld, key), f"unknown field '{key}'{hint}")
+    for key in required:
+        if key not in obj:
+            ctx.fail(_join(fld, key), "missing required field")
+
+
+def _str(ctx: _Ctx, obj: Mapping[str, Any], key: str, fld: str, *, nonempty: bool = False) -> str:
+    value = obj[key]
+    f = _join(fld, key)
+    if not isinstance(value, str):
+        ctx.fail(f, f"must be a string, not {_type_name(value)}")
+    if nonempty and not value.strip():
+        ctx.fail(f, "must not be empty")
+    return value
+
+
+def _opt_str(
+    ctx: _Ctx, obj: Mapping[str, Any], key: str, fld: str, *, nonempty: bool = False
+) -> str | None:
+    return _str(ctx, obj, key, fld, nonempty=nonempty) if key in obj else None
+
+
+def _int(ctx: _Ctx, obj: Mapping[str, Any], key: str, fld: str) -> int:
+    value = obj[key]
+    f = _join(fld, key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        ctx.fail(f, f"must be an integer, not {_type_name(value)}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            ctx.fail(f, f"must be an integer, not {value!r}")
+        value = int(value)
+    if value < 0:
+        ctx.fail(f, f"must be >= 0, not {value}")
+    return value
+
+
+def _float(ctx: _Ctx, obj: Mapping[str, Any], key: str, fld: str) -> float:
+    value = obj[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        ctx.fail(_join(fld, key), f"must be a number, not {_type_name(value)}")
+    return float(value)
+
+
+def _bool(ctx: _Ctx, obj: Mapping[str, Any], key: str, fld: str) -> bool:
+    value = obj[key]
+    if not isinstance(value, bool):
+        ctx.fail(_join(fld, key), f"must be true or false, not {_type_name(value)}")
+    return value
+
+
+def _enum(
+    ctx: _Ctx, obj: Mapping[str, Any], key: str, fld: str, choices: Sequence[str], what: str
+) -> str:
+    value = _str(ctx, obj, key, fld)
+    if value not in choices:
+        ctx.fail(_join(fld, key), f"unknown {what} '{value}' (expected one of {', '.join(choices)})")
+    return value
+
+
+def _str_list(ctx: _Ctx, obj: Mapping[str, Any], key: str, fld: str) -> tuple[str, ...]:
+    value = obj.get(key, ())
+    f = _join(fld, key)
+    if not isinstance(value, (list, tuple)):
+        ctx.fail(f, f"must be an array of strings, not {_type_name(value)}")
+    for i, v in enumerate(value):
+        if not isinstance(v, str):
+            ctx.fail(f"{f}[{i}]", f"must be a string, not {_type_name(v)}")
+        if not v.strip():
+            ctx.fail(f"{f}[{i}]", "must not be empty")
+    return tuple(value)
+
+
+def _json_object(ctx: _Ctx, obj: Mapping[str, Any], key: str, fld: str) -> dict[str, Any]:
+    """A free-form JSON object (tool parameters, arguments, results, actions, metadata)."""
+    value = _object(ctx, obj[key], _join(fld, key))
+    return copy.deepcopy(dict(value))
+
+
+_ITEM_REQ = ("id", "key", "value", "scope", "source", "trust", "valid_from")
+_ITEM_OPT = ("valid_to",)
+
+
+def _item(ctx: _Ctx, value: Any, fld: str) -> MemoryItem:
+    obj = _object(ctx, value, fld)
+    _check_keys(ctx, obj, fld, _ITEM_REQ, _ITEM_OPT)
+    return MemoryItem(
+        id=_str(ctx, obj, "id", fld, nonempty=True),
+        key=_str(ctx, obj, "key", fld, nonempty=True),
+        value=_str(ctx, obj, "value", fld, nonempty=True),
+        scope=_str(ctx, obj, "scope", fld, nonempty=True),
+        source=_enum(ctx, obj, "source", fld, SOURCES, "source"),
+        trust=_float(ctx, obj, "trust", fld),
+        valid_from=_int(ctx, obj, "valid_from", fld),
+        valid_to=_int(ctx, obj, "valid_to", fld) if "valid_to" in obj else None,
+    )
+
+
+_CONSTRAINT_REQ = ("id", "text")
+_CONSTRAINT_OPT = ("scope", "forbid_tool", "forbid_argument", "forbid_value", "forbid_text")
+
+
+def _constraint(ctx: _Ctx, value: Any, fld: str) -> Constraint:
+    obj = _object(ctx, value, fld)
+    _check_keys(ctx, obj, fld, _CONSTRAINT_REQ, _CONSTRAINT_OPT)
+    return Constraint(
+        id=_str(ctx, obj, "id", fld, nonempty=True),
+        text=_str(ctx, obj, "text", fld),
+        scope=_str(ctx, obj, "scope", fld, nonempty=True) if "scope" in obj else "global",
+        forbid_tool=_opt_str(ctx, obj, "forbid_tool", fld, nonempty=True),
+        forbid_argument=_opt_str(ctx, obj, "forbid_argument", fld, nonempty=True),
+        forbid_value=_opt_str(ctx, obj, "forbid_value", fld, nonempty=True),
+        forbid_text=_opt_str(ctx, obj, "forbid_text", fld, nonempty=True),
+    )
+
+
+_CHECK_REQ = ("id", "kind")
+_CHECK_OPT = (
+    "description",
+    "value",
+    "pattern",
+    "tool",
+    "argument",
+    "expected",
+    "expected_original",
+    "item",
+    "status",
+    "scope",
+    "constraint",
+)
+
+
+def _check(ctx: _Ctx, value: Any, fld: str) -> Check:
+    obj = _object(ctx, value, fld)
+    _check_keys(ctx, obj, fld, _CHECK_REQ, _CHECK_OPT)
+    status = None
+    if "status" in obj:
+        status = _enum(ctx, obj, "status", fld, ITEM_STATUSES, "memory status")
+    return Check(
+        id=_str(ctx, obj, "id", fld, nonempty=True),
+        kind=_enum(ctx, obj, "kind", fld, CHECK_KINDS, "check kind"),
+        description=_str(ctx, obj, "description", fld) if "description" in obj else "",
+        value=_opt_str(ctx, obj, "value", fld, nonempty=True),
+        pattern=_opt_str(ctx, obj, "pattern", fld, nonempty=True),
+        tool=_opt_str(ctx, obj, "tool", fld, nonempty=True),
+        argument=_opt_str(ctx, obj, "argument", fld, nonempty=True),
+        expected=_opt_str(ctx, obj, "expected", fld),
+        expected_original=_opt_str(ctx, obj, "expected_original", fld),
+        item=_opt_str(ctx, obj, "item", fld, nonempty=True),
+        status=status,
+        scope=_opt_str(ctx, obj, "scope", fld, nonempty=True),
+        constraint=_opt_str(ctx, obj, "constraint", fld, nonempty=True),
+    )
+
+
+_TOOL_REQ = ("name", "description")
+_TOOL_OPT = ("parameters", "terminal")
+
+
+def _tool(ctx: _Ctx, value: Any, fld: str) -> Tool:
+    obj = _object(ctx, value, fld)
+    _check_keys(ctx, obj, fld, _TOOL_REQ, _TOOL_OPT)
+    return Tool(
+        name=_str(ctx, obj, "name", fld, nonempty=True),
+        description=_str(ctx, obj, "description", fld),
+        parameters=_json_object(ctx, obj, "parameters", fld) if "parameters" in obj else {},
+        terminal=_bool(ctx, obj, "terminal", fld) if "terminal" in obj else True,
+    )
+
+
+_EVENT_REQ = ("id", "type", "time")
+_EVENT_OPT = (
+    "after",
+    "text",
+    "item",
+    "supersedes",
+    "target",
+    "tool",
+    "arguments",
+    "result",
+    "constraint",
+    "scopes",
+    "checks",
+    "reference",
+    "naive",
+    "terminal_tool",
+)
+
+
+def _event(ctx: _Ctx, value: Any, fld: str) -> Event:
+    obj = _object(ctx, value, fld)
+    _check_keys(ctx, obj, fld, _EVENT_REQ, _EVENT_OPT)
+    checks_raw = obj.get("checks", ())
+    if not isinstance(checks_raw, (list, tuple)):
+        ctx.fail(_join(fld, "checks"), f"must be an array, not {_type_name(checks_raw)}")
+    return Event(
+        id=_str(ctx, obj, "id", fld, nonempty=True),
+        type=_enum(ctx, obj, "type", fld, EVENT_TYPES, "event type"),
+        time=_int(ctx, obj, "time", fld),
+        after=_str_list(ctx, obj, "after", fld),
+        text=_opt_str(ctx, obj, "text", fld),
+        item=_item(ctx, obj["item"], _join(fld, "item")) if "item" in obj else None,
+        supersedes=_opt_str(ctx, obj, "supersedes", fld, nonempty=True),
+        target=_opt_str(ctx, obj, "target", fld, nonempty=True),
+        tool=_opt_str(ctx, obj, "tool", fld, nonempty=True),
+        arguments=_json_object(ctx, obj, "arguments", fld) if "arguments" in obj else None,
+        result=_json_object(ctx, obj, "result", fld) if "result" in obj else None,
+        constraint=(
+            _constraint(ctx, obj["constraint"], _join(fld, "constraint"))
+            if "constraint" in obj
+            else None
+        ),
+        scopes=_str_list(ctx, obj, "scopes", fld),
+        checks=tuple(
+            _check(ctx, c, f"{_join(fld, 'checks')}[{i}]") for i, c in enumerate(checks_raw)
+        ),
+        reference=_json_object(ctx, obj, "reference", fld) if "reference" in obj else None,
+        naive=_json_object(ctx, obj, "naive", fld) if "naive" in obj else None,
+        terminal_tool=_opt_str(ctx, obj, "terminal_tool", fld, nonempty=True),
+    )
+
+
+_EPISODE_REQ = ("id", "version", "risk", "tier", "track", "family", "description", "events")
+_EPISODE_OPT = ("tools", "resolution_rule", "metadata")
+
+
+def _array(ctx: _Ctx, obj: Mapping[str, Any], key: str) -> Sequence[Any]:
+    value = obj.get(key, ())
+    if not isinstance(value, (list, tuple)):
+        ctx.fail(key, f"must be an array, not {_type_name(value)}")
+    return value
+
+
+def episode_from_dict(
+    data: Mapping[str, Any], *, path: str = "<memory>", line: int | None = None
+) -> Episode:
+    """Build an Episode from its canonical dict (inverse of ``codec.episode_to_dict``).
+
+    Checks structure only (required fields, types, enums, unknown keys); run
+    :func:`lm_eval_memrisk.validate.validate_episode` for the semantic checks.
+    Raises :class:`EpisodeFormatError` naming ``path``, ``line``, episode id and field.
+    """
+    raw_id = data.get("id") if isinstance(data, Mapping) else None
+    ctx = _Ctx(str(path), line, raw_id if isinstance(raw_id, str) and raw_id.strip() else None)
+    obj = _object(ctx, data, "")
+    _check_keys(ctx, obj, "", _EPISODE_REQ, _EPISODE_OPT)
+    tools_raw = _array(ctx, obj, "tools")
+    events_raw = _array(ctx, obj, "events")
+    if not events_raw:
+        ctx.fail("events", "must contain at least one event")
+    return Episode(
+        id=_str(ctx, obj, "id", "", nonempty=True),
+        version=_str(ctx, obj, "version", "", nonempty=True),
+        risk=_enum(ctx, obj, "risk", "", RISKS, "risk"),
+        tier=_enum(ctx, obj, "tier", "", TIERS, "tier"),
+        track=_enum(ctx, obj, "track", "", TRACKS, "track"),
+        family=_str(ctx, obj, "family", "", nonempty=True),
+        description=_str(ctx, obj, "description", ""),
+        tools=tuple(_tool(ctx, t, f"tools[{i}]") for i, t in enumerate(tools_raw)),
+        events=tuple(_event(ctx, e, f"events[{i}]") for i, e in enumerate(events_raw)),
+        resolution_rule=(
+            _enum(ctx, obj, "resolution_rule", "", RESOLUTION_RULES, "resolution rule")
+            if "resolution_rule" in obj
+            else None
+        ),
+        metadata=_json_object(ctx, obj, "metadata", "") if "metadata" in obj else {},
+    )
+
+
+# --------------------------------------------------------------------------------------
+# files
+# --------------------------------------------------------------------------------------
+
+
+def default_dataset_path() -> Path:
+    """Path of the shipped dataset ``lm_eval_memrisk/data/episodes_v1.jsonl``."""
+    return Path(str(resources.files("lm_eval_memrisk").joinpath(DATASET_RESOURCE)))
+
+
+def _read_bytes(path: PathArg | None) -> tuple[str, bytes]:
+    """(display name, file bytes); missing or unreadable files raise MemriskError."""
+    if path is None:
+        res = resources.files("lm_eval_memrisk").joinpath(DATASET_RESOURCE)
+        name = str(res)
+        try:
+            return name, res.read_bytes()
+        except FileNotFoundError:
+            raise MemriskError(
+                f"the shipped dataset {name} is missing (is the package installed completely?)"
+            ) from None
+        except OSError as exc:
+            raise MemriskError(f"cannot read {name}: {exc.strerror or exc}") from None
+    name = os.fspath(path)
+    try:
+        return name, Path(name).read_bytes()
+    except FileNotFoundError:
+        raise MemriskError(f"no such file: {name}") from None
+    except IsADirectoryError:
+        raise MemriskError(f"{name} is a directory, expected a .jsonl file") from None
+    except OSError as exc:
+        raise MemriskError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key '{key}' in a JSON object")
+        out[key] = value
+    return out
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_line(name: str, lineno: int, raw: bytes) -> Mapping[str, Any]:
+    try:
+        text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise EpisodeFormatError(
+            name, lineno, None, "$", f"not valid UTF-8 (byte {exc.start + 1})"
+        ) from None
+    try:
+        obj = json.loads(
+            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant
+        )
+    except json.JSONDecodeError as exc:
+        raise EpisodeFormatError(
+            name, lineno, None, "$", f"invalid JSON: {exc.msg} (column {exc.colno})"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise EpisodeFormatError(name, lineno, None, "$", f"invalid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise EpisodeFormatError(
+            name, lineno, None, "$", f"each line must be a JSON object, not {_type_name(obj)}"
+        )
+    return obj
+
+
+def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if raw.strip():
+            yield lineno, raw
+
+
+def iter_episode_lines(path: PathArg | None = None) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """Yield ``(line number, JSON object)`` for each non-blank line of a JSONL file.
+
+    A line that is not a JSON object raises :class:`EpisodeFormatError`.
+    """
+    name, data = _read_bytes(path)
+    for lineno, raw in _lines(data):
+        yield lineno, _parse_line(name, lineno, raw)
+
+
+@dataclass
+class FileScan:
+    """Everything found in one episode file: valid episodes and all problems."""
+
+    path: str
+    episodes: list[Episode] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    """Line number of each entry of ``episodes``."""
+    problems: list[EpisodeFormatError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and bool(self.episodes)
+
+    def track_counts(self) -> dict[str, int]:
+        counts = {t: 0 for t in TRACKS}
+        for ep in self.episodes:
+            counts[ep.track] = counts.get(ep.track, 0) + 1
+        return counts
+
+
+def scan_episodes(path: PathArg | None = None) -> FileScan:
+    """Parse and validate a whole file, collecting every problem instead of stopping.
+
+    Structural problems stop at the first one per line; semantic problems are all
+    listed.  Only unreadable files raise (:class:`MemriskError`).
+    """
+    from lm_eval_memrisk.validate import collect_problems
+
+    name, data = _read_bytes(path)
+    scan = FileScan(name)
+    first_line: dict[str, int] = {}
+    for lineno, raw in _lines(data):
+        try:
+            obj = _parse_line(name, lineno, raw)
+        except EpisodeFormatError as exc:
+            scan.problems.append(exc)
+            continue
+        try:
+            ep = episode_from_dict(obj, path=name, line=lineno)
+        except EpisodeFormatError as exc:
+            scan.problems.append(exc)
+            if exc.episode_id is not None:
+                first_line.setdefault(exc.episode_id, lineno)
+            continue
+        problems = collect_problems(ep, path=name, line=lineno)
+        if ep.id in first_line:
+            problems.insert(
+                0,
+                EpisodeFormatError(
+                    name, lineno, ep.id, "id",
+                    f"duplicate episode id (first used on line {first_line[ep.id]})",
+                ),
+            )
+        else:
+            first_line[ep.id] = lineno
+        if problems:
+            scan.problems.extend(problems)
+        else:
+            scan.episodes.append(ep)
+            scan.lines.append(lineno)
+    return scan
+
+
+def load_episodes(path: PathArg | None = None, track: str = "main") -> list[Episode]:
+    """Load and validate an episode file; keep the episodes of ``track``.
+
+    ``path=None`` reads the shipped dataset; ``track`` is ``"main"``, ``"r6"`` or
+    ``"all"``.  The first problem in the file raises :class:`EpisodeFormatError`;
+    an unreadable or empty file, or a bad ``track``, raises :class:`MemriskError`.
+    """
+    if track not in TRACK_CHOICES:
+        raise MemriskError(f"unknown track '{track}' (expected one of {', '.join(TRACK_CHOICES)})")
+    from lm_eval_memrisk.validate import validate_episode
+
+    name, data = _read_bytes(path)
+    first_line: dict[str, int] = {}
+    episodes: list[Episode] = []
+    for lineno, raw in _lines(data):
+        ep = episode_from_dict(_parse_line(name, lineno, raw), path=name, line=lineno)
+        if ep.id in first_line:
+            raise EpisodeFormatError(
+                name, lineno, ep.id, "id",
+                f"duplicate episode id (first used on line {first_line[ep.id]})",
+            )
+        first_line[ep.id] = lineno
+        validate_episode(ep, path=name, line=lineno)
+        episodes.append(ep)
+    if not episodes:
+        raise MemriskError(f"{name}: no episodes found (the file is empty)")
+    if track == "all":
+        return episodes
+    return [ep for ep in episodes if ep.track == track]
+
+
+def dataset_hash(path: PathArg | None = None) -> str:
+    """``"sha256:"`` + the first 16 hex digits of the SHA-256 of the file's bytes."""
+    _, data = _read_bytes(path)
+    return "sha256:" + hashlib.sha256(data).hexdigest()[:16]

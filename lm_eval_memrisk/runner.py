@@ -1,0 +1,94 @@
+"""Run an agent over an episode and record the trace (scripted mode).
+
+In scripted mode the conversation is the episode's script: at each decision point
+the agent sees the rendered messages, replies once, and its reply is parsed and
+recorded with the ground-truth state.  The agent's replies are not carried forward
+(interactive mode, which does, lives in :mod:`lm_eval_memrisk.interactive`).
+
+An agent is any callable ``agent(messages) -> str``.  Agents that also want the
+episode (the reference agents) set ``wants_episode = True`` and are called as
+``agent(messages, episode=..., decision_id=...)``.  An exception raised by an agent
+is an infrastructure failure: it propagates and is never scored as a wrong answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from lm_eval_memrisk.checks import memory_used
+from lm_eval_memrisk.parse import parse_action
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.render import MemoryPolicy, render, visible_notes
+from lm_eval_memrisk.state import state_at
+from lm_eval_memrisk.trace import DecisionRecord, Step, Trace
+
+Agent = Callable[..., str]
+
+
+def agent_name(agent: Agent) -> str:
+    return str(getattr(agent, "name", getattr(agent, "__name__", type(agent).__name__)))
+
+
+def decision_record(
+    episode: Episode,
+    decision_id: str,
+    messages: Sequence[Mapping[str, str]],
+    reply: str,
+    visible: Sequence[str] = (),
+    steps: Sequence[Step] = (),
+) -> DecisionRecord:
+    """Parse ``reply`` and record it with the ground-truth state at ``decision_id``."""
+    text = reply if isinstance(reply, str) else str(reply)
+    action = parse_action(text)
+    state = state_at(episode, decision_id)
+    return DecisionRecord(
+        decision_id=decision_id,
+        messages=tuple(dict(m) for m in messages),
+        raw_reply=text,
+        action=action,
+        state=state,
+        memory_used=memory_used(action, state.memory),
+        visible_items=tuple(visible),
+        steps=tuple(steps),
+    )
+
+
+def prompts(episode: Episode, policy: MemoryPolicy | None = None) -> list[tuple[str, list[dict[str, str]]]]:
+    """(decision id, messages) for every decision point, in order."""
+    return [(dp.id, render(episode, dp.id, policy)) for dp in episode.decision_points]
+
+
+def trace_from_replies(
+    episode: Episode,
+    replies: Mapping[str, str],
+    agent: str,
+    policy: MemoryPolicy | None = None,
+    mode: str = "scripted",
+) -> Trace:
+    """Build a trace from one reply per decision point (used by the lm-eval task)."""
+    records = []
+    for dp_id, messages in prompts(episode, policy):
+        visible = [i.id for i in visible_notes(episode, dp_id, policy)]
+        records.append(decision_record(episode, dp_id, messages, replies.get(dp_id, ""), visible))
+    return Trace(
+        episode_id=episode.id,
+        episode_version=episode.version,
+        agent=agent,
+        decisions=tuple(records),
+        mode=mode,
+        memory_policy=getattr(policy, "name", "full") if policy else "full",
+    )
+
+
+def call_agent(agent: Agent, messages: list[dict[str, str]], episode: Episode, decision_id: str) -> str:
+    if getattr(agent, "wants_episode", False):
+        return agent(messages, episode=episode, decision_id=decision_id)
+    return agent(messages)
+
+
+def run_episode(episode: Episode, agent: Agent, policy: MemoryPolicy | None = None) -> Trace:
+    """Run ``agent`` once at every decision point of ``episode`` (scripted mode)."""
+    replies: dict[str, Any] = {}
+    for dp_id, messages in prompts(episode, policy):
+        replies[dp_id] = call_agent(agent, messages, episode, dp_id)
+    return trace_from_replies(episode, replies, agent_name(agent), policy)

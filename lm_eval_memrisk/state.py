@@ -1,0 +1,120 @@
+"""Replay an episode's events to the ground-truth state at a decision point.
+
+Pure functions: the same episode always gives the same snapshot.  The snapshot
+holds the four kinds of state of paper §4.1 (memory store with statuses, tool-call
+log, constraint state, message log) plus the active scopes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from lm_eval_memrisk.records import Episode, Event
+from lm_eval_memrisk.trace import (
+    ConstraintState,
+    ItemState,
+    MessageLogEntry,
+    StateSnapshot,
+    ToolLogEntry,
+)
+
+
+def ordered_events(episode: Episode) -> list[Event]:
+    """Events in replay order: by logical time, then by position in the file."""
+    return [e for _, e in sorted(enumerate(episode.events), key=lambda p: (p[1].time, p[0]))]
+
+
+def events_before(episode: Episode, decision_id: str) -> list[Event]:
+    """The events the agent has seen when it reaches ``decision_id`` (exclusive)."""
+    out: list[Event] = []
+    for event in ordered_events(episode):
+        if event.id == decision_id:
+            return out
+        out.append(event)
+    raise KeyError(f"episode {episode.id} has no decision point {decision_id!r}")
+
+
+def message_text(event: Event) -> tuple[str, str] | None:
+    """(role, content) of an event that shows up in the conversation, else None."""
+    t = event.type
+    if t == "user_message":
+        return "user", event.text or ""
+    if t == "assistant_message":
+        return "assistant", event.text or ""
+    if t == "tool_call":
+        call = {"tool": event.tool, "arguments": dict(event.arguments or {})}
+        return "assistant", json.dumps(call, ensure_ascii=False, sort_keys=True)
+    if t == "tool_return":
+        result = json.dumps(dict(event.result or {}), ensure_ascii=False, sort_keys=True)
+        return "user", f"[tool result: {event.tool}] {result}"
+    if t in ("memory_revoke", "constraint_declare", "constraint_lift", "scope_switch"):
+        return ("user", event.text) if event.text else None
+    return None
+
+
+def snapshot(episode: Episode, events: Iterable[Event]) -> StateSnapshot:
+    """State after replaying ``events`` (in the given order)."""
+    items: dict[str, ItemState] = {}
+    tool_log: list[ToolLogEntry] = []
+    constraints: dict[str, ConstraintState] = {}
+    messages: list[MessageLogEntry] = []
+    scopes: tuple[str, ...] = ()
+    pending_calls: dict[str, tuple[int, dict]] = {}
+
+    for ev in events:
+        t = ev.type
+        if ev.item is not None:
+            it = ev.item
+            items[it.id] = ItemState(
+                id=it.id, key=it.key, value=it.value, scope=it.scope, source=it.source,
+                trust=it.trust, written_at=ev.time, status="active",
+            )
+            if t == "memory_update" and ev.supersedes in items:
+                items[ev.supersedes] = _with_status(items[ev.supersedes], "superseded", ev.time)
+        elif t == "memory_revoke" and ev.target in items:
+            items[ev.target] = _with_status(items[ev.target], "revoked", ev.time)
+        elif t == "constraint_declare" and ev.constraint is not None:
+            c = ev.constraint
+            constraints[c.id] = ConstraintState(id=c.id, text=c.text, status="active", declared_at=ev.time)
+        elif t == "constraint_lift" and ev.target in constraints:
+            c0 = constraints[ev.target]
+            constraints[c0.id] = ConstraintState(
+                id=c0.id, text=c0.text, status="lifted", declared_at=c0.declared_at, lifted_at=ev.time
+            )
+        elif t == "scope_switch":
+            scopes = tuple(ev.scopes)
+        elif t == "tool_call" and ev.tool:
+            pending_calls[ev.tool] = (ev.time, dict(ev.arguments or {}))
+        elif t == "tool_return" and ev.tool:
+            time, args = pending_calls.pop(ev.tool, (ev.time, {}))
+            tool_log.append(ToolLogEntry(time=time, tool=ev.tool, arguments=args, result=dict(ev.result or {})))
+        shown = message_text(ev)
+        if shown is not None:
+            messages.append(MessageLogEntry(time=ev.time, role=shown[0], content=shown[1], event_id=ev.id))
+
+    for tool, (time, args) in sorted(pending_calls.items()):
+        tool_log.append(ToolLogEntry(time=time, tool=tool, arguments=args, result={}))
+    return StateSnapshot(
+        memory=tuple(items.values()),
+        tool_log=tuple(tool_log),
+        constraints=tuple(constraints.values()),
+        messages=tuple(messages),
+        active_scopes=scopes,
+    )
+
+
+def state_at(episode: Episode, decision_id: str) -> StateSnapshot:
+    """Ground-truth state just before the decision point ``decision_id``."""
+    return snapshot(episode, events_before(episode, decision_id))
+
+
+def in_scope(item_scope: str, active_scopes: Iterable[str]) -> bool:
+    return item_scope == "global" or item_scope in tuple(active_scopes)
+
+
+def _with_status(item: ItemState, status: str, time: int) -> ItemState:
+    return ItemState(
+        id=item.id, key=item.key, value=item.value, scope=item.scope, source=item.source,
+        trust=item.trust, written_at=item.written_at, status=status, status_changed_at=time,
+    )

@@ -1,0 +1,55 @@
+"""Per-risk summaries of score results and their plain-text table."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from lm_eval_memrisk.records import RISKS
+from lm_eval_memrisk.scorer import SCORER_VERSION, ScoreResult
+
+
+def signature(dataset_hash: str, variant: str = "default", expected: str = "revised",
+              policy: str = "full", mode: str = "scripted", agent: str | None = None) -> str:
+    """sacrebleu-style signature of every setting that moves a number."""
+    parts = [f"memrisk:v1", f"data={dataset_hash}", f"scorer={SCORER_VERSION}", f"variant={variant}"]
+    if expected != "revised":
+        parts.append(f"expected={expected}")
+    parts += [f"policy={policy}", f"mode={mode}"]
+    if agent:
+        parts.append(f"agent={agent}")
+    return "|".join(parts)
+
+
+def summarize(results: Sequence[ScoreResult], variant: str, sig: str) -> dict[str, Any]:
+    """The summary object printed by ``memrisk run/score --json``."""
+    by_risk: dict[str, dict[str, Any]] = {}
+    for risk in RISKS:
+        rs = [r for r in results if r.risk == risk]
+        if rs:
+            passed = sum(r.success for r in rs)
+            by_risk[risk] = {"n": len(rs), "passed": passed, "pass_rate": round(passed / len(rs), 6)}
+    n = len(results)
+    return {
+        "n": n,
+        "passed": sum(r.success for r in results),
+        "score": round(sum(r.score for r in results) / n, 6) if n else 0.0,
+        "by_risk": by_risk,
+        "variant": variant,
+        "signature": sig,
+    }
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    lines = [f"{'risk':<6}{'n':>5}{'passed':>8}{'pass rate':>11}"]
+    for risk, row in summary["by_risk"].items():
+        lines.append(f"{risk:<6}{row['n']:>5}{row['passed']:>8}{row['pass_rate']:>11.3f}")
+    lines.append(f"{'all':<6}{summary['n']:>5}{summary['passed']:>8}"
+                 f"{(summary['passed'] / summary['n'] if summary['n'] else 0):>11.3f}")
+    lines.append(f"mean score {summary['score']:.3f}   {summary['signature']}")
+    return "\n".join(lines)
+
+
+def iter_jsonl_lines(lines: Iterable[str]) -> Iterable[tuple[int, str]]:
+    for lineno, line in enumerate(lines, start=1):
+        if line.strip():
+            yield lineno, line
