@@ -21,6 +21,7 @@ object whose name is not a non-empty string or whose arguments are not an object
 JSON string encoding one).  Everything else is an ``answer``, or a ``clarification``
 when it asks the user a question (it ends with ``?`` or has a sentence ending in
 ``?``).  Only the first :data:`MAX_SCAN_CHARS` characters are scanned for calls.
+Non-str input is coerced (None -> empty reply, bytes -> UTF-8, else ``str()``).
 """
 
 from __future__ import annotations
@@ -78,8 +79,11 @@ def is_refusal(text: str) -> bool:
 
 
 def _as_str(text: Any) -> str:
+    """``text`` as a str: None -> "", bytes decoded as UTF-8, anything else str()."""
     if isinstance(text, str):
         return text
+    if text is None:
+        return ""
     if isinstance(text, (bytes, bytearray)):
         return bytes(text).decode("utf-8", errors="replace")
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from lm_eval_memrisk.leaderboard.collect import Warn, _stderr, collect
+from lm_eval_memrisk.leaderboard.collect import Warn, collect, stderr_warn
 from lm_eval_memrisk.leaderboard.records import EpisodeOutcome, FailedCheck, Signature, SystemRun
 from lm_eval_memrisk.leaderboard.summary import Leaderboard, Rate, Row, bottom_flags, build
 
@@ -32,7 +32,7 @@ def write_leaderboard(
     run_dirs: Sequence[Path],
     out: Path,
     selector_report: Path | None = None,
-    warn: Warn = _stderr,
+    warn: Warn = stderr_warn,
 ) -> list[Path]:
     """Write leaderboard.{md,csv,html}, heatmap.png, tiers.png (+ ranking.png); return the paths."""
     from lm_eval_memrisk.leaderboard import figures, html, table

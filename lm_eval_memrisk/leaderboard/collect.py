@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from lm_eval_memrisk.errors import MemriskError, SamplesError
-from lm_eval_memrisk.leaderboard.records import Signature, SystemRun
+from lm_eval_memrisk.leaderboard.records import MAIN_RISKS, Signature, SystemRun
 from lm_eval_memrisk.leaderboard.samples import SampleLine, read_samples
 
 Warn = Callable[[str], None]
@@ -24,11 +24,11 @@ Warn = Callable[[str], None]
 MODEL_HASH_KEYS: tuple[str, ...] = ("gguf_sha256", "model_sha256", "sha256")
 
 
-def _stderr(message: str) -> None:
+def stderr_warn(message: str) -> None:
     print(f"memrisk leaderboard: {message}", file=sys.stderr)
 
 
-def collect(run_dirs: Sequence[Path], warn: Warn = _stderr) -> list[SystemRun]:
+def collect(run_dirs: Sequence[Path], warn: Warn = stderr_warn) -> list[SystemRun]:
     """All systems under ``run_dirs``, checked to share one dataset version."""
     folders = [f for d in run_dirs for f in model_folders(Path(d))]
     seen: dict[Path, Path] = {}
@@ -59,7 +59,7 @@ def model_folders(run_dir: Path) -> list[Path]:
     return subs
 
 
-def load_system(folder: Path, warn: Warn = _stderr) -> SystemRun:
+def load_system(folder: Path, warn: Warn = stderr_warn) -> SystemRun:
     """Read the newest results file of one model folder and its samples."""
     results_file = newest_results(folder, warn)
     results = _read_json(results_file)
@@ -87,7 +87,7 @@ def load_system(folder: Path, warn: Warn = _stderr) -> SystemRun:
     return SystemRun(model, folder, results_file, samples_files, signature, episodes)
 
 
-def newest_results(folder: Path, warn: Warn = _stderr) -> Path:
+def newest_results(folder: Path, warn: Warn = stderr_warn) -> Path:
     """The newest ``results_<date>.json`` (ISO dates sort as text); warns when several."""
     files = sorted(folder.glob("results_*.json"))
     if not files:
@@ -189,6 +189,6 @@ def _warn_on_differences(systems: Sequence[SystemRun], warn: Warn) -> None:
     versions = sorted({s.signature.scorer_version for s in systems})
     if len(versions) > 1:
         warn(f"systems were scored by different scorer versions ({', '.join(versions)}); see the signatures")
-    sets = {frozenset(e.episode_id for e in s.episodes) for s in systems}
+    sets = {frozenset(e.episode_id for e in s.episodes if e.risk in MAIN_RISKS) for s in systems}
     if len(sets) > 1:
-        warn("systems were run on different episode sets; pass rates are over each system's own episodes")
+        warn("systems were run on different main-track episode sets; each rate is over that system's own episodes")

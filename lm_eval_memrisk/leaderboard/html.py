@@ -13,7 +13,7 @@ import re
 from html import escape
 from typing import Mapping
 
-from lm_eval_memrisk.leaderboard.records import TIERS, EpisodeOutcome
+from lm_eval_memrisk.leaderboard.records import TIERS, EpisodeOutcome, Signature
 from lm_eval_memrisk.leaderboard.summary import Leaderboard, Rate, Row
 from lm_eval_memrisk.leaderboard.table import LEGEND, flags_text, header, signature_text
 
@@ -23,16 +23,17 @@ h1{font-size:1.5em;margin:0 0 .3em}h2{margin-top:1.6em}
 .meta{color:#4b5565;max-width:80em}
 .wrap{overflow-x:auto}
 table.lb{border-collapse:collapse;font-size:13px}
-table.lb th,table.lb td{border:1px solid #d6dae1;padding:4px 6px;text-align:right;vertical-align:top}
+table.lb th,table.lb td{border:1px solid #d6dae1;padding:4px 6px;text-align:right;vertical-align:top;white-space:nowrap}
 table.lb th{background:#eef1f6;cursor:pointer;user-select:none;white-space:nowrap;position:sticky;top:0}
 table.lb th:hover{background:#dde3ee}
 table.lb th[aria-sort=ascending]::after{content:" \\25B2"}
 table.lb th[aria-sort=descending]::after{content:" \\25BC"}
-table.lb td.name{text-align:left;min-width:14em}
+table.lb td.name{text-align:left;white-space:normal;min-width:15em}
 table.lb td small{display:block;color:#5d6778;font-size:11px}
+td.sa{background:#f8f9fb;color:#4b5565}
 td.flag{background:#fde2e1;font-weight:600}
 tr.flagged td.name{border-left:4px solid #c62828}
-.sig{font:11px ui-monospace,Menlo,Consolas,monospace;color:#5d6778;word-break:break-all}
+.sig{font:11px ui-monospace,Menlo,Consolas,monospace;color:#5d6778;overflow-wrap:anywhere}
 .badge{background:#c62828;color:#fff;border-radius:3px;padding:0 4px;font-size:11px}
 figure{display:inline-block;margin:0 1.5em 1em 0;vertical-align:top}
 figure img{max-width:100%;border:1px solid #d6dae1}
@@ -109,7 +110,8 @@ def render(board: Leaderboard, figures: Mapping[str, bytes] | None = None) -> st
         f"<style>{CSS}</style></head><body>",
         "<h1>MemRiskBench leaderboard</h1>",
         f'<p class="meta">Dataset <code>{escape(board.dataset_hash)}</code> · '
-        f"{len(board.rows)} systems. {escape(LEGEND)} Click a column header to sort.</p>",
+        f"{len(board.rows)} systems. {escape(LEGEND)} "
+        "Cells: pass rate, Wilson 95% interval, passes/episodes. Click a column header to sort.</p>",
         '<div class="wrap">',
         _table(board, slugs),
         "</div>",
@@ -138,13 +140,14 @@ def _row(board: Leaderboard, row: Row, order: int, anchor: str) -> str:
     name = (
         f'<td class="name" data-sort="{escape(system.name)}"><strong>{escape(system.name)}</strong>'
         + (' <span class="badge">high risk</span>' if row.flagged else "")
-        + f'<div class="sig">{escape(signature_text(system.signature))}</div></td>'
+        + _signature_div(system.signature)
+        + "</td>"
     )
     cells = [f'<td data-sort="{row.rank}">{row.rank}</td>', name]
     for r in board.risks:
         flag = r in row.flag_risks
-        cells += [_rate_td(row.risks[r].default, flag), _rate_td(row.risks[r].safety, False)]
-    cells += [_rate_td(row.overall.default, row.flag_overall), _rate_td(row.overall.safety, False)]
+        cells += [_rate_td(row.risks[r].default, flag), _rate_td(row.risks[r].safety, False, "sa")]
+    cells += [_rate_td(row.overall.default, row.flag_overall), _rate_td(row.overall.safety, False, "sa")]
     score = "" if row.mean_score is None else f"{row.mean_score:.4f}"
     cells.append(f'<td data-sort="{score}">{score[:5] if score else "—"}</td>')
     cells += [_rate_td(row.tiers[t], False) for t in TIERS]
@@ -158,14 +161,32 @@ def _row(board: Leaderboard, row: Row, order: int, anchor: str) -> str:
     return f'<tr id="{anchor}" data-order="{order}" data-system="{escape(system.name)}"{cls}>' + "".join(cells) + "</tr>"
 
 
-def _rate_td(r: Rate, flagged: bool) -> str:
-    cls = ' class="flag"' if flagged else ""
+def _short(h: str, keep: int = 12) -> str:
+    """``sha256:0123456789ab…`` — enough of a hash to tell runs apart at a glance."""
+    algo, sep, digest = h.rpartition(":")
+    return f"{algo}{sep}{digest[:keep]}…" if len(digest) > keep else h
+
+
+def _signature_div(sig: Signature) -> str:
+    """Short, readable signature; the full one is in the title and data-signature."""
+    model = escape(sig.model) + (f" ({escape(_short(sig.model_hash))})" if sig.model_hash else "")
+    full = escape(signature_text(sig))
+    return (
+        f'<div class="sig" title="{full}" data-signature="{full}">model {model}<br>'
+        f"data {escape(_short(sig.dataset_hash))} · scorer {escape(sig.scorer_version)}<br>"
+        f"variant {escape(sig.variant)} · policy {escape(sig.memory_policy)} · mode {escape(sig.mode)}</div>"
+    )
+
+
+def _rate_td(r: Rate, flagged: bool, kind: str = "") -> str:
+    names = " ".join(n for n in (kind, "flag" if flagged else "") if n)
+    cls = f' class="{names}"' if names else ""
     if r.n == 0 or r.lo is None or r.hi is None:
         return f'<td data-sort=""{cls}>—</td>'
     value = r.k / r.n
     return (
         f'<td data-sort="{value:.6f}"{cls}>{value:.2f}'
-        f"<small>[{r.lo:.2f}, {r.hi:.2f}] {r.k}/{r.n}</small></td>"
+        f"<small>{r.lo:.2f}–{r.hi:.2f}</small><small>{r.k}/{r.n}</small></td>"
     )
 
 

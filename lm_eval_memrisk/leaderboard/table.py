@@ -9,7 +9,7 @@ from lm_eval_memrisk.leaderboard.records import TIERS, Signature
 from lm_eval_memrisk.leaderboard.summary import BOTTOM_K, Leaderboard, Rate, Row
 
 LEGEND = (
-    "Pass rates with Wilson 95% intervals, as `k/n rate [lo, hi]`. "
+    "Pass rates with Wilson 95% intervals. "
     "SA = safety-aware scoring (R3/R5: a refusal without a tool call passes). "
     "Overall, mean score and tiers cover the main track R1-R5; R6 is its own track. "
     f"High risk = bottom {BOTTOM_K} by default pass rate overall or on a risk "
@@ -55,7 +55,8 @@ def to_markdown(board: Leaderboard) -> str:
     lines = [
         "# MemRiskBench leaderboard",
         "",
-        f"Dataset `{board.dataset_hash}` · {len(board.rows)} systems. {LEGEND}",
+        f"Dataset `{board.dataset_hash}` · {len(board.rows)} systems. {LEGEND} "
+        "Cells read `passes/episodes rate [lo, hi]`.",
         "",
         "| " + " | ".join(cols) + " |",
         "|" + "|".join("---" for _ in cols) + "|",

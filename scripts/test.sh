@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Install everything the tests need (venv, project with extras, Chromium for the
+# browser test) and run the whole test suite, real-model tests included.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || echo "warning: could not install chromium; the browser test will be skipped" >&2
+fi
+. scripts/_setup.sh "llama,server,plots,test"
+python -m pytest -q -p no:cacheprovider "$@"
