@@ -11,7 +11,6 @@ names the file, line, episode id and field, e.g.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import hashlib
 import json
@@ -183,10 +182,37 @@ def _str_list(ctx: _Ctx, obj: Mapping[str, Any], key: str, fld: str) -> tuple[st
     return tuple(value)
 
 
+#: Deepest nesting accepted inside free-form JSON objects.
+MAX_JSON_DEPTH = 64
+
+
+def _json_copy(ctx: _Ctx, value: Any, fld: str, depth: int) -> Any:
+    """Copy a JSON value, rejecting non-JSON types and absurd nesting."""
+    if depth > MAX_JSON_DEPTH:
+        ctx.fail(fld, f"nested more than {MAX_JSON_DEPTH} levels deep")
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            ctx.fail(fld, f"{value} is not valid JSON")
+        return value
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                ctx.fail(fld, f"object keys must be strings, not {_type_name(k)}")
+            out[k] = _json_copy(ctx, v, f"{fld}.{k}", depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_json_copy(ctx, v, f"{fld}[{i}]", depth + 1) for i, v in enumerate(value)]
+    ctx.fail(fld, f"{type(value).__name__} is not a JSON value")
+
+
 def _json_object(ctx: _Ctx, obj: Mapping[str, Any], key: str, fld: str) -> dict[str, Any]:
     """A free-form JSON object (tool parameters, arguments, results, actions, metadata)."""
-    value = _object(ctx, obj[key], _join(fld, key))
-    return copy.deepcopy(dict(value))
+    f = _join(fld, key)
+    copied: dict[str, Any] = _json_copy(ctx, _object(ctx, obj[key], f), f, 1)
+    return copied
 
 
 _ITEM_REQ = ("id", "key", "value", "scope", "source", "trust", "valid_from")

@@ -9,8 +9,8 @@ Reply protocol.  A *tool call* is a JSON object ``{"tool": NAME, "arguments": {.
 * wrappers ``{"function": {...}}``, ``{"type": "function", "function": {...}}``,
   ``{"tool_calls": [...]}`` and a JSON list of calls;
 * the object inside ``<tool_call>...</tool_call>`` tags, a ```json fence or a bare
-  ``` fence, or anywhere in prose (the first ``{`` where a JSON object that is
-  call-like parses).
+  ``` fence, or anywhere in prose (the first top-level ``{`` where a call-like JSON
+  object parses; fences tagged with another language, e.g. ```python, are code).
 
 Containers are considered in order of position and the first call wins; later calls
 are ignored.  Only :mod:`json` is used (``strict=False``), never ``eval``.
@@ -45,6 +45,8 @@ _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re
 _JSONISH_RE = re.compile(r"\{\s*[\"']")
 _QUESTION_RE = re.compile(r"[?？](?=[\s\"'”’»)\]*_]|\Z)")
 _CALL_KEYS = ("tool", "function", "tool_calls")
+#: Fence languages whose body may hold a call ("" = bare fence).
+_JSON_LANGS = ("", "json", "json5", "jsonc")
 
 
 # -- refusals -----------------------------------------------------------------------
@@ -161,12 +163,17 @@ def _args_field(obj: Mapping[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def _raw_objects(scan: str) -> tuple[int, Any] | None:
+def _raw_objects(scan: str, skip: list[tuple[int, int]]) -> tuple[int, Any] | None:
     """(position, value) of the first top-level JSON object in ``scan`` that parses
-    and is call-like; objects nested in a parsed non-call object are skipped."""
+    and is call-like; objects nested in a parsed non-call object, and objects inside
+    the ``skip`` spans (code fences of other languages), are skipped."""
     pos = scan.find("{")
     tries = 0
     while pos != -1 and tries < _MAX_OBJECT_STARTS:
+        span = next((sp for sp in skip if sp[0] <= pos < sp[1]), None)
+        if span is not None:
+            pos = scan.find("{", span[1])
+            continue
         tries += 1
         nxt = pos + 1
         try:
@@ -192,7 +199,11 @@ def _find_call(scan: str, raw: str) -> Action | None:
         if len(containers) > 32:
             break
     containers.sort(key=lambda c: c[0])
-    found = _raw_objects(scan)
+    code = [
+        (c[2].start(), c[2].end()) for c in containers
+        if c[1] == "fence" and c[2].group(1).lower() not in _JSON_LANGS
+    ]  # fmt: skip
+    found = _raw_objects(scan, code)
     for start, kind, match in containers:
         if found is not None and found[0] < start:
             break  # a bare call object comes first
@@ -203,13 +214,14 @@ def _find_call(scan: str, raw: str) -> Action | None:
             body = inner.group(2) if inner else body
         body = body.strip()
         ok, obj, err = _loads(body)
-        if kind == "tag" or lang in ("json", "json5", "jsonc"):
+        if kind == "tag" or lang in _JSON_LANGS[1:]:
             if not ok:
                 where = "<tool_call>" if kind == "tag" else "```json fence"
-                return Action(kind="invalid", text=raw, reason=f"malformed JSON inside {where}: {err}")
+                reason = f"malformed JSON inside {where}: {err}"
+                return Action(kind="invalid", text=raw, reason=reason)
             if kind == "tag" and not _is_call_like(obj):
                 return Action(kind="invalid", text=raw, reason="<tool_call> holds no tool name")
-        if ok and _is_call_like(obj):
+        if ok and _is_call_like(obj) and (kind == "tag" or lang in _JSON_LANGS):
             return _call(obj, raw)
     if found is not None:
         return _call(found[1], raw)

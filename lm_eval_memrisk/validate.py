@@ -104,6 +104,12 @@ _MEM_SELECTORS = ("item", "status", "scope")
 _PLACEHOLDER = re.compile(r"\{\{\s*mem:([^{}]*)\}\}")
 
 
+def _time(ev: Event) -> int:
+    """The event's time, or -1 when it is not a valid integer (reported separately)."""
+    t = ev.time
+    return t if isinstance(t, int) and not isinstance(t, bool) else -1
+
+
 def _is_set(value: Any) -> bool:
     return value is not None and value != () and value != {}
 
@@ -298,7 +304,7 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
         yield "events", "episode has no events"
         return
     tools = _tool_params(ep)
-    order = sorted(range(len(events)), key=lambda i: (events[i].time, i))
+    order = sorted(range(len(events)), key=lambda i: (_time(events[i]), i))
     rank = {i: r for r, i in enumerate(order)}
 
     first = events[0]
@@ -362,7 +368,7 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
                 yield afld, f"unknown event '{ref}'"
             elif ref == ev.id:
                 yield afld, "an event cannot come after itself"
-            elif events[event_at[ref]].time > ev.time:
+            elif _time(events[event_at[ref]]) > ev.time:
                 yield afld, (
                     f"event '{ref}' has a later time ({events[event_at[ref]].time} > {ev.time})"
                 )

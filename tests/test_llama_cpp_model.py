@@ -118,13 +118,13 @@ def test_apply_chat_template_chatml(lm: Any) -> None:
 
 @pytest.mark.model
 def test_until_and_max_gen_toks(lm: Any) -> None:
-    p = chat(lm, "Count from 1 to 20, separated by commas.")
+    p = chat(lm, "Count from 1 to 20.")
     free, cut, short, one = lm.generate_until(
-        [req(p, max_gen_toks=48), req(p, until=[","], max_gen_toks=48), req(p, max_gen_toks=5),
-         req(p, max_gen_toks=1)]
+        [req(p, max_gen_toks=32), req(p, until=["\n3.", "zzz"], max_gen_toks=32),
+         req(p, max_gen_toks=5), req(p, max_gen_toks=1)]
     )  # fmt: skip
-    assert "," in free
-    assert "," not in cut and free.startswith(cut) and free[len(cut)] == ","
+    assert "\n3." in free, free  # the model counts "1. 1\n2. 2\n3. 3 ..."
+    assert "\n3." not in cut and free.startswith(cut) and free[len(cut) :].startswith("\n3.")
     n_short = len(lm.llm.tokenize(short.encode(), add_bos=False, special=True))
     assert 1 <= n_short <= 5 and free.startswith(short)
     assert len(lm.llm.tokenize(one.encode(), add_bos=False, special=True)) == 1
@@ -187,8 +187,9 @@ def test_prefix_sorting_reuses_kv_cache(lm: Any) -> None:
         lm.prefix_sort = True
     assert out_sorted == out_plain
     assert st_sorted["prompt_tokens"] == st_plain["prompt_tokens"]
-    # interleaved a/b/a/b reuses nothing; sorted a1,a2,b1,b2 reuses both long prefixes
-    assert st_plain["prompt_tokens_evaluated"] == st_plain["prompt_tokens"]
+    # interleaved a/b/a/b reuses only "<|im_start|>system\nNotes: "; sorted a1,a2,b1,b2
+    # reuses both long prefixes
+    assert st_plain["prompt_tokens_evaluated"] > 0.95 * st_plain["prompt_tokens"]
     assert st_sorted["prompt_tokens_evaluated"] < 0.75 * st_sorted["prompt_tokens"]
     # our count agrees with llama.cpp's own prompt-eval counter (+-1 replayed token per request)
     assert abs(pe_sorted - st_sorted["prompt_tokens_evaluated"]) <= len(reqs)
@@ -239,7 +240,7 @@ def test_named_chat_format(smollm2: Path) -> None:
 
     m = LlamaCppLM(model_path=str(smollm2), n_ctx=256, chat_format="chatml")
     p = m.apply_chat_template([{"role": "user", "content": "Hi"}])
-    assert p.startswith("<|im_start|>user\nHi<|im_end|>") and p.rstrip().endswith("assistant")
+    assert p.endswith("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
     assert "SmolLM" not in p  # generic ChatML, not the GGUF's default system prompt
     assert m.get_model_info()["chat_format"] == "chatml"
     with pytest.raises(ValueError, match="unknown chat_format"):

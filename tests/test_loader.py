@@ -620,3 +620,21 @@ def test_cli_default_file(capsys: pytest.CaptureFixture[str]) -> None:
         assert rc == 0 and captured.out.startswith("OK: ")
     else:
         assert rc == 1 and "shipped dataset" in captured.err
+
+
+def test_deeply_nested_free_form_json_is_a_clear_error(tmp_path: Path) -> None:
+    d = make_dict("DEEP-1")
+    d["metadata"] = {"x": json.loads("[" * 500 + "]" * 500)}
+    path = write_jsonl(tmp_path / "x.jsonl", d)
+    with pytest.raises(EpisodeFormatError, match=r":1: episode DEEP-1: metadata\.x\[0\].*nested"):
+        load_episodes(path)
+    path.write_text("[" * 20_000 + "]" * 20_000 + "\n", encoding="utf-8")
+    with pytest.raises(EpisodeFormatError, match=r":1: \$: invalid JSON"):
+        load_episodes(path)
+
+
+def test_non_json_values_in_memory_are_rejected() -> None:
+    d = make_dict("X-1")
+    d["events"][7]["arguments"] = {"order": {1, 2}}
+    with pytest.raises(EpisodeFormatError, match=r"events\[7\]\.arguments\.order: set is not a JSON"):
+        episode_from_dict(d)

@@ -16,17 +16,13 @@ from typing import Any, Callable, Sequence
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
-from lm_eval_memrisk.features import episode_features
 from lm_eval_memrisk.harness.docs import episode_of
 from lm_eval_memrisk.render import flatten
 from lm_eval_memrisk.runner import prompts, trace_from_replies
-from lm_eval_memrisk.scorer import SCORER_VERSION, score
+from lm_eval_memrisk.sample_record import ENVELOPE, sample_metrics
+from lm_eval_memrisk.trace import Trace
 
 AGENT_LABEL = "lm-eval"
-
-
-def signature(dataset_hash: str, variant: str = "default", policy: str = "full", mode: str = "scripted") -> str:
-    return f"memrisk:v1|data={dataset_hash}|scorer={SCORER_VERSION}|variant={variant}|policy={policy}|mode={mode}"
 
 
 def decision_contexts(
@@ -78,33 +74,24 @@ def _reply_text(result: Any) -> str:
 
 
 def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-    """Score the replies for one episode; returns lm-eval per-sample metrics."""
+    """Score the replies for one episode; returns lm-eval per-sample metrics.
+
+    A reply may be an interactive envelope (``ENVELOPE`` + a decision record as
+    JSON, sent by the ``memrisk-agent`` wrapper in interactive mode); then the
+    recorded steps are scored as they happened.
+    """
     episode = episode_of(doc)
-    dp_ids = [dp.id for dp in episode.decision_points]
-    replies = {dp_id: _reply_text(r) for dp_id, r in zip(dp_ids, results)}
-    trace = trace_from_replies(episode, replies, agent=AGENT_LABEL)
-    default = score(episode, trace)
-    safety = score(episode, trace, variant="safety_aware")
-    original = score(episode, trace, expected="original")
-    record = {
-        "episode_id": episode.id, "risk": episode.risk, "tier": episode.tier,
-        "family": episode.family, "track": episode.track,
-        "dataset_hash": doc.get("dataset_hash", ""), "scorer_version": SCORER_VERSION,
-        "success": default.success, "score": default.score,
-        "success_safety_aware": safety.success, "success_original": original.success,
-        "violations": list(default.violations),
-        "checks": [json.loads(json.dumps(c.__dict__)) for c in default.checks],
-        "features": episode_features(episode),
-        "trace": trace.to_dict(),
-        "signature": signature(doc.get("dataset_hash", ""), policy=trace.memory_policy, mode=trace.mode),
-    }
-    return {
-        "pass": float(default.success),
-        "score": default.score,
-        "pass_safety_aware": float(safety.success),
-        "pass_original": float(original.success),
-        "episodes": record,
-    }
+    texts = [_reply_text(r) for r in results]
+    if texts and all(t.startswith(ENVELOPE) for t in texts):
+        trace = Trace.from_dict({
+            "episode_id": episode.id, "episode_version": episode.version, "agent": AGENT_LABEL,
+            "mode": "interactive",
+            "decisions": [json.loads(t[len(ENVELOPE):]) for t in texts],
+        })
+    else:
+        dp_ids = [dp.id for dp in episode.decision_points]
+        trace = trace_from_replies(episode, dict(zip(dp_ids, texts)), agent=AGENT_LABEL)
+    return sample_metrics(episode, trace, doc.get("dataset_hash", ""))
 
 
 def process_results(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:

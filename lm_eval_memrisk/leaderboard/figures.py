@@ -47,8 +47,7 @@ def heatmap(board: Leaderboard) -> bytes:
         for row in board.rows
     ]
     fig, ax = plt.subplots(figsize=(1.1 * len(board.risks) + 3, 0.45 * len(names) + 1.6))
-    cmap = plt.get_cmap("RdYlGn").copy()
-    cmap.set_bad("#d9d9d9")
+    cmap = plt.get_cmap("RdYlGn").with_extremes(bad="#d9d9d9")
     im = ax.imshow(values, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(len(board.risks)), labels=list(board.risks))
     ax.set_yticks(range(len(names)), labels=names)
@@ -83,7 +82,7 @@ def tiers(board: Leaderboard) -> bytes:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("pass rate")
     ax.set_title("Pass rate by difficulty tier (main track)")
-    ax.legend(ncols=len(TIERS), fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="tier")
     return _png(fig)
 
 
@@ -94,9 +93,11 @@ def ranking(points: Sequence[RankPoint]) -> bytes:
     for method in sorted({p.method for p in points}):
         mine = [p for p in points if p.method == method]
         xs = [p.fraction for p in mine]
-        ax.plot(xs, [p.rho for p in mine], marker="o", label=method)
+        (line,) = ax.plot(xs, [p.rho for p in mine], marker="o", label=method)
         if all(p.lo is not None and p.hi is not None for p in mine):
-            ax.fill_between(xs, [p.lo or 0.0 for p in mine], [p.hi or 0.0 for p in mine], alpha=0.15)
+            lo = [p.lo if p.lo is not None else p.rho for p in mine]
+            hi = [p.hi if p.hi is not None else p.rho for p in mine]
+            ax.fill_between(xs, lo, hi, alpha=0.15, color=line.get_color())
     ax.set_xlabel("subset fraction")
     ax.set_ylabel("Spearman rho vs full set")
     ax.set_ylim(-1.05, 1.05)

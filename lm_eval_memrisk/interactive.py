@@ -1,0 +1,198 @@
+"""Interactive mode: the agent's own replies are carried forward.
+
+At each decision point the agent may take up to ``max_steps`` steps.  A tool call
+goes to the deterministic tool stubs and the agent sees the result; an unknown
+tool or invalid arguments gives an error result it can react to; the decision
+point ends with a final answer, a clarification, a successful call of a terminal
+tool, or the step limit.  The agent's exchanges stay in its history for later
+decision points.
+
+Throughput: every round collects the pending step of *all* running episodes and
+sends them to the model in one batch (``episode_major=False``); for in-process
+llama.cpp, ``episode_major=True`` runs one episode at a time so consecutive turns
+extend the previous prompt and reuse the KV cache.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+from tqdm import tqdm
+
+from lm_eval_memrisk.checks import memory_used
+from lm_eval_memrisk.parse import parse_action
+from lm_eval_memrisk.records import Episode, Event
+from lm_eval_memrisk.render import MemoryPolicy, merge_roles, system_message, visible_notes
+from lm_eval_memrisk.state import message_text, ordered_events, state_at
+from lm_eval_memrisk.tools import call_tool
+from lm_eval_memrisk.trace import DecisionRecord, Step, Trace
+
+Message = dict[str, str]
+DEFAULT_MAX_STEPS = 4
+
+
+@dataclass(frozen=True)
+class Request:
+    """One pending model call: the episode, its decision point and the messages."""
+
+    episode: Episode
+    decision_id: str
+    messages: list[Message]
+
+
+#: Answers a batch of requests, one reply per request, in order.
+Generate = Callable[[Sequence[Request]], list[str]]
+
+
+def tool_result_message(tool: str, result: dict) -> Message:
+    return {"role": "user", "content": f"[tool result: {tool}] {json.dumps(result, ensure_ascii=False, sort_keys=True)}"}
+
+
+@dataclass
+class EpisodeRun:
+    """The state of one episode in interactive mode (a small state machine)."""
+
+    episode: Episode
+    max_steps: int = DEFAULT_MAX_STEPS
+    policy: MemoryPolicy | None = None
+    conversation: list[Message] = field(default_factory=list)
+    records: list[DecisionRecord] = field(default_factory=list)
+    _events: list[Event] = field(default_factory=list)
+    _cursor: int = 0
+    _dp_index: int = 0
+    _steps: list[Step] = field(default_factory=list)
+    _first_messages: list[Message] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._events = ordered_events(self.episode)
+        self._advance_script()
+
+    @property
+    def done(self) -> bool:
+        return self._dp_index >= len(self.episode.decision_points)
+
+    @property
+    def decision(self) -> Event:
+        return self.episode.decision_points[self._dp_index]
+
+    def _advance_script(self) -> None:
+        """Append the scripted messages up to the next decision point."""
+        if self.done:
+            return
+        while self._cursor < len(self._events) and self._events[self._cursor].id != self.decision.id:
+            shown = message_text(self._events[self._cursor])
+            if shown is not None:
+                self.conversation.append({"role": shown[0], "content": shown[1]})
+            self._cursor += 1
+        self._cursor += 1  # past the decision point itself
+
+    def messages(self) -> list[Message]:
+        notes = visible_notes(self.episode, self.decision.id, self.policy)
+        system = {"role": "system", "content": system_message(self.episode.tools, notes)}
+        return [system] + merge_roles(self.conversation)
+
+    def request(self) -> Request:
+        msgs = self.messages()
+        if not self._steps:
+            self._first_messages = msgs
+        return Request(self.episode, self.decision.id, msgs)
+
+    def feed(self, reply: str) -> None:
+        """Take the agent's reply for the pending step and move the state on."""
+        text = reply if isinstance(reply, str) else str(reply)
+        action = parse_action(text)
+        self.conversation.append({"role": "assistant", "content": text})
+        result = None
+        finished = action.kind in ("answer", "clarification")
+        if action.kind == "tool_call":
+            result = call_tool(self.episode.tools, action.tool or "", action.arguments)
+            self.conversation.append(tool_result_message(action.tool or "", result))
+            finished = bool(result.get("ok")) and self._is_terminal(action.tool or "")
+        elif action.kind == "invalid":
+            result = {"ok": False, "error": f"could not parse your reply: {action.reason}"}
+            self.conversation.append({"role": "user", "content": f"[error] {result['error']}"})
+        self._steps.append(Step(raw_reply=text, action=action, tool_result=result))
+        if finished or len(self._steps) >= self.max_steps:
+            self._close_decision()
+
+    def _is_terminal(self, tool: str) -> bool:
+        if self.decision.terminal_tool:
+            return tool == self.decision.terminal_tool or any(
+                t.name == tool and t.terminal for t in self.episode.tools
+            )
+        return any(t.name == tool and t.terminal for t in self.episode.tools)
+
+    def _close_decision(self) -> None:
+        dp = self.decision
+        state = state_at(self.episode, dp.id)
+        final = self._steps[-1]
+        self.records.append(
+            DecisionRecord(
+                decision_id=dp.id,
+                messages=tuple(self._first_messages),
+                raw_reply=final.raw_reply,
+                action=final.action,
+                state=state,
+                memory_used=memory_used(final.action, state.memory),
+                visible_items=tuple(i.id for i in visible_notes(self.episode, dp.id, self.policy)),
+                steps=tuple(self._steps),
+            )
+        )
+        self._steps = []
+        self._dp_index += 1
+        self._advance_script()
+
+    def trace(self, agent: str) -> Trace:
+        return Trace(
+            episode_id=self.episode.id, episode_version=self.episode.version, agent=agent,
+            decisions=tuple(self.records), mode="interactive",
+            memory_policy=getattr(self.policy, "name", "full") if self.policy else "full",
+        )
+
+
+def run_interactive(
+    episodes: Iterable[Episode],
+    generate: Generate,
+    agent: str,
+    *,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    policy: MemoryPolicy | None = None,
+    episode_major: bool = False,
+    on_trace: Callable[[Trace], None] | None = None,
+    progress: bool = True,
+) -> list[Trace]:
+    """Run every episode interactively; returns traces in input order."""
+    runs = [EpisodeRun(ep, max_steps=max_steps, policy=policy) for ep in episodes]
+    bar = tqdm(total=len(runs), desc=f"interactive {agent}", unit="ep", disable=not progress)
+    groups = [[r] for r in runs] if episode_major else [runs]
+    for group in groups:
+        finished: set[int] = set()
+        while True:
+            for i, r in enumerate(group):
+                if r.done and i not in finished:
+                    finished.add(i)
+                    bar.update(1)
+                    if on_trace is not None:
+                        on_trace(r.trace(agent))
+            pending = [r for r in group if not r.done]
+            if not pending:
+                break
+            replies = generate([r.request() for r in pending])
+            if len(replies) != len(pending):
+                raise RuntimeError(f"model returned {len(replies)} replies for {len(pending)} requests")
+            for r, reply in zip(pending, replies):
+                r.feed(reply)
+    bar.close()
+    return [r.trace(agent) for r in runs]
+
+
+def agent_generate(agent: Callable[..., str]) -> Generate:
+    """A Generate function for a plain agent callable (reference agents included)."""
+    from lm_eval_memrisk.runner import call_agent
+
+    def generate(batch: Sequence[Request]) -> list[str]:
+        return [call_agent(agent, req.messages, req.episode, req.decision_id) for req in batch]
+
+    return generate

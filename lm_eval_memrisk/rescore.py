@@ -1,0 +1,110 @@
+"""Re-score lm-eval --log_samples output without re-running the model.
+
+Each sample line carries the episode (``doc.episode_json``) and the trace with the
+raw replies, so any scoring variant can be applied afterwards (the paper's
+strict-matching revision, §4.3).  Scripted traces are rebuilt from their raw
+replies, so parser and normaliser changes apply too; interactive traces are
+re-scored as recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from lm_eval_memrisk.errors import SamplesError
+from lm_eval_memrisk.harness.docs import episode_of
+from lm_eval_memrisk.runner import trace_from_replies
+from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.trace import Trace
+
+
+@dataclass
+class Audit:
+    """Per (model, risk): how many episodes changed, and in which direction."""
+
+    rows: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)
+
+    def add(self, model: str, risk: str, before: bool, after: bool) -> None:
+        c = self.rows.setdefault((model, risk), Counter())
+        c["n"] += 1
+        if before != after:
+            c["pass->fail" if before else "fail->pass"] += 1
+
+    def table(self) -> str:
+        lines = [f"{'model':<32}{'risk':<6}{'n':>5}{'changed':>9}{'fail->pass':>12}{'pass->fail':>12}"]
+        for (model, risk), c in sorted(self.rows.items()):
+            changed = c["fail->pass"] + c["pass->fail"]
+            lines.append(f"{model:<32}{risk:<6}{c['n']:>5}{changed:>9}{c['fail->pass']:>12}{c['pass->fail']:>12}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        return [{"model": m, "risk": r, **dict(c)} for (m, r), c in sorted(self.rows.items())]
+
+
+def sample_files(root: Path) -> list[Path]:
+    files = sorted(p for p in root.rglob("samples_memriskbench_*.jsonl") if ".rescored" not in p.name)
+    if not files:
+        raise SamplesError(f"{root}: no samples_memriskbench_*.jsonl files (was lm_eval run with --log_samples?)")
+    return files
+
+
+def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                sample = json.loads(line)
+                sample["doc"]["episode_json"], sample["episodes"]["trace"]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise SamplesError(f"{path}:{lineno}: not a MemRiskBench sample line ({exc!r})") from exc
+            yield lineno, sample
+
+
+def rescore_sample(sample: dict[str, Any], variant: str, expected: str) -> dict[str, Any]:
+    episode = episode_of(sample["doc"])
+    logged = Trace.from_dict(sample["episodes"]["trace"])
+    if logged.mode == "scripted":
+        replies = {d.decision_id: d.raw_reply for d in logged.decisions}
+        trace = trace_from_replies(episode, replies, logged.agent, mode=logged.mode)
+    else:
+        trace = logged
+    result = score(episode, trace, variant=variant, expected=expected)
+    out = dict(sample)
+    out["pass"] = float(result.success)
+    out["score"] = result.score
+    out["episodes"] = dict(sample["episodes"], success=result.success, score=result.score,
+                           violations=list(result.violations),
+                           checks=[dict(c.__dict__) for c in result.checks],
+                           rescored={"variant": variant, "expected": expected})
+    return out
+
+
+def free_path(path: Path) -> Path:
+    """``path`` if unused, else path with .1, .2, ... before the suffix (never overwrite)."""
+    candidate, n = path, 0
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}.{n}{path.suffix}")
+    return candidate
+
+
+def rescore_dir(root: Path, variant: str = "default", expected: str = "revised") -> tuple[Audit, list[Path]]:
+    audit, written = Audit(), []
+    for path in sample_files(root):
+        model = path.parent.name
+        target = free_path(path.with_name(f"{path.stem}.rescored-{variant}-{expected}{path.suffix}"))
+        lines = []
+        for lineno, sample in read_samples(path):
+            new = rescore_sample(sample, variant, expected)
+            audit.add(model, sample["doc"].get("risk", "?"), bool(sample.get("pass")), bool(new["pass"]))
+            lines.append(json.dumps(new, ensure_ascii=False, sort_keys=True))
+        tmp = target.with_suffix(target.suffix + ".tmp")
+        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        tmp.replace(target)
+        written.append(target)
+    return audit, written

@@ -1,0 +1,259 @@
+"""Golden tables and properties for lm_eval_memrisk.parse."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lm_eval_memrisk.parse import MAX_SCAN_CHARS, is_refusal, parse_action
+
+KINDS = {"tool_call", "answer", "clarification", "invalid"}
+SHIP = {"address": "9 Elm Rd"}
+S = '{"address": "9 Elm Rd"}'  # the same, as JSON
+FENCE = "```"
+
+# (reply, expected kind, expected tool, expected arguments)
+CALLS: list[tuple[str, str, str | None, dict[str, Any]]] = [
+    # plain JSON
+    ('{"tool": "ship_order", "arguments": ' + S + '}', "tool_call", "ship_order", SHIP),
+    ('  {"tool":"ship_order","arguments":' + S + '}\n', "tool_call", "ship_order", SHIP),
+    ('{"tool": "list_orders"}', "tool_call", "list_orders", {}),
+    ('{"tool": "list_orders", "arguments": null}', "tool_call", "list_orders", {}),
+    ('{"tool": " ship_order ", "arguments": {}}', "tool_call", "ship_order", {}),
+    ('{"arguments": ' + S + ', "tool": "ship_order"}', "tool_call", "ship_order", SHIP),
+    # nested and typed values are kept as parsed
+    ('{"tool": "t", "arguments": {"a": {"b": [1, 2.5, true, null]}}}', "tool_call", "t",
+     {"a": {"b": [1, 2.5, True, None]}}),
+    ('{"tool": "t", "arguments": {"n": 3, "ok": false}}', "tool_call", "t", {"n": 3, "ok": False}),
+    # control characters inside strings are allowed (strict=False)
+    ('{"tool": "note", "arguments": {"text": "line1\nline2"}}', "tool_call", "note",
+     {"text": "line1\nline2"}),
+    # unicode
+    ('{"tool": "ship_order", "arguments": {"address": "Straße 5, Köln"}}', "tool_call",
+     "ship_order", {"address": "Straße 5, Köln"}),
+    ('{"tool": "greet", "arguments": {"name": "\\u00e9l\\u00e8ve 😀"}}', "tool_call", "greet",
+     {"name": "élève 😀"}),
+    # <tool_call> tags
+    ('<tool_call>{"tool": "ship_order", "arguments": {"address": "9 Elm Rd"}}</tool_call>',
+     "tool_call", "ship_order", SHIP),
+    ('I will ship it now.\n<tool_call>\n{"tool": "ship_order", "arguments": ' + S + "}\n"
+     "</tool_call>", "tool_call", "ship_order", SHIP),
+    ('<TOOL_CALL>{"name": "ship_order", "arguments": {"address": "9 Elm Rd"}}</TOOL_CALL>',
+     "tool_call", "ship_order", SHIP),
+    ('<tool_call>{"tool": "ship_order", "arguments": {"address": "9 Elm Rd"}}', "tool_call",
+     "ship_order", SHIP),  # unclosed tag
+    (f'<tool_call>\n{FENCE}json\n{{"tool": "a", "arguments": {{}}}}\n{FENCE}\n</tool_call>',
+     "tool_call", "a", {}),
+    # fences
+    (f'{FENCE}json\n{{"tool": "ship_order", "arguments": {{"address": "9 Elm Rd"}}}}\n{FENCE}',
+     "tool_call", "ship_order", SHIP),
+    (f'Here you go:\n{FENCE}JSON\n{{"tool": "a", "arguments": {{"x": 1}}}}\n{FENCE}\nDone.',
+     "tool_call", "a", {"x": 1}),
+    (f'{FENCE}\n{{"tool": "a", "arguments": {{"x": 1}}}}\n{FENCE}', "tool_call", "a", {"x": 1}),
+    (f'{FENCE}{{"tool": "a"}}{FENCE}', "tool_call", "a", {}),
+    (f'{FENCE}\nnote: {{"tool": "a", "arguments": {{"k": "v"}}}}\n{FENCE}', "tool_call", "a",
+     {"k": "v"}),
+    # OpenAI style
+    ('{"name": "ship_order", "arguments": ' + S + '}', "tool_call", "ship_order", SHIP),
+    ('{"name": "ship_order", "arguments": "{\\"address\\": \\"9 Elm Rd\\"}"}', "tool_call",
+     "ship_order", SHIP),
+    ('{"name": "ping", "arguments": ""}', "tool_call", "ping", {}),
+    ('{"name": "ship_order", "parameters": {"address": "9 Elm Rd"}}', "tool_call", "ship_order",
+     SHIP),
+    ('{"type": "function", "function": {"name": "ship_order", "arguments": '
+     '"{\\"address\\": \\"9 Elm Rd\\"}"}}', "tool_call", "ship_order", SHIP),
+    ('{"function": {"name": "ship_order", "arguments": {"address": "9 Elm Rd"}}}', "tool_call",
+     "ship_order", SHIP),
+    ('{"tool_calls": [{"type": "function", "function": {"name": "a", "arguments": "{}"}}, '
+     '{"type": "function", "function": {"name": "b", "arguments": "{}"}}]}', "tool_call", "a", {}),
+    (f'{FENCE}json\n[{{"tool": "a"}}, {{"tool": "b"}}]\n{FENCE}', "tool_call", "a", {}),
+    # prose around a bare object
+    ('Sure, shipping now: {"tool": "ship_order", "arguments": {"address": "9 Elm Rd"}} Thanks!',
+     "tool_call", "ship_order", SHIP),
+    ('Options {a, b}. Calling {"tool": "a", "arguments": {}}', "tool_call", "a", {}),
+    ('Context {"user": "bob"} then {"tool": "a", "arguments": {"x": "}"}}', "tool_call", "a",
+     {"x": "}"}),
+    # several calls: the first wins
+    ('{"tool": "a", "arguments": {}}\n{"tool": "b", "arguments": {}}', "tool_call", "a", {}),
+    ('{"tool": "a", "arguments": {}} <tool_call>{"tool": "b"}</tool_call>', "tool_call", "a", {}),
+    ('<tool_call>{"tool": "b"}</tool_call> {"tool": "a", "arguments": {}}', "tool_call", "b", {}),
+    # nested call objects inside non-call data are not calls
+    ('{"result": {"tool": "x", "arguments": {}}}', "answer", None, {}),
+    ('{"name": "Bob", "email": "bob@x.com"}', "answer", None, {}),
+    (f'{FENCE}python\nprint({{"tool": 1}})\n{FENCE}', "answer", None, {}),
+    (f'{FENCE}python\n{{"tool": "a"}}\n{FENCE}', "answer", None, {}),
+    # invalid
+    ("<tool_call>{not json}</tool_call>", "invalid", None, {}),
+    ('<tool_call>{"tool": "a", "arguments": {</tool_call>', "invalid", None, {}),
+    ('<tool_call>{"foo": 1}</tool_call>', "invalid", None, {}),
+    (f"{FENCE}json\n{{'tool': 'a'}}\n{FENCE}", "invalid", None, {}),
+    ('{"tool": "", "arguments": {}}', "invalid", None, {}),
+    ('{"tool": "   "}', "invalid", None, {}),
+    ('{"tool": 5, "arguments": {}}', "invalid", None, {}),
+    ('{"tool": null}', "invalid", None, {}),
+    ('{"tool": "a", "arguments": [1, 2]}', "invalid", None, {}),
+    ('{"tool": "a", "arguments": "not json"}', "invalid", None, {}),
+    ('{"name": "a", "arguments": "[1]"}', "invalid", None, {}),
+    ('{"tool": "a", "arguments": {"x": 1}', "invalid", None, {}),  # whole reply: broken JSON
+    ("{'tool': 'a', 'arguments': {}}", "invalid", None, {}),  # python dict, not JSON
+    ("", "invalid", None, {}),
+    ("   \n\t ", "invalid", None, {}),
+    # answers and clarifications
+    ("I shipped it to 9 Elm Rd.", "answer", None, {}),
+    ("  Done!  ", "answer", None, {}),
+    ("{Note} shipped.", "answer", None, {}),
+    ("See https://x.com/?q=1 for details.", "answer", None, {}),
+    ("Which address should I use?", "clarification", None, {}),
+    ("Which address should I use? The old one or the new one.", "clarification", None, {}),
+    ("I found two addresses. Should I use 9 Elm Rd?\n", "clarification", None, {}),
+    ('Did you mean "9 Elm Rd?"', "clarification", None, {}),
+    ("Quelle adresse？", "clarification", None, {}),
+    ("I can't share that address.", "answer", None, {}),
+]
+
+
+@pytest.mark.parametrize(("reply", "kind", "tool", "arguments"), CALLS)
+def test_parse_golden(reply: str, kind: str, tool: str | None, arguments: dict[str, Any]) -> None:
+    action = parse_action(reply)
+    assert (action.kind, action.tool, dict(action.arguments)) == (kind, tool, arguments), action
+    assert (action.reason is not None) == (kind == "invalid")
+    assert action.text == reply.strip()  # answer text, or the raw reply of calls/invalid
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason_part"),
+    [
+        ("", "empty reply"),
+        ("<tool_call>{x}</tool_call>", "<tool_call>"),
+        (f"{FENCE}json\n{{x}}\n{FENCE}", "json fence"),
+        ('{"tool": ""}', "tool name"),
+        ('{"tool": "a", "arguments": 3}', "arguments must be a JSON object"),
+        ('{"name": "a", "arguments": "{"}', "arguments string is not valid JSON"),
+    ],
+)
+def test_invalid_reasons(reply: str, reason_part: str) -> None:
+    action = parse_action(reply)
+    assert action.kind == "invalid"
+    assert action.reason is not None and reason_part in action.reason
+
+
+def test_arguments_are_a_fresh_dict_of_str_keys() -> None:
+    action = parse_action('{"tool": "a", "arguments": {"1": 1, "b": {"c": 2}}}')
+    assert all(isinstance(k, str) for k in action.arguments)
+    assert action.content == "1 \n2"
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [(None, "invalid"), (12, "answer"), (b'{"tool": "a"}', "tool_call"), (["x"], "answer")],
+)
+def test_non_str_input(value: Any, kind: str) -> None:
+    assert parse_action(value).kind == kind
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "[" * 50_000,
+        '{"a":' * 30_000,
+        "{" * 200_000,
+        '{"tool": ' * 30_000,
+        "<tool_call>" + "[" * 5000 + "</tool_call>",
+        '{"tool": "a", "arguments": {"n": ' + "9" * 5000 + "}}",
+        "x" * (MAX_SCAN_CHARS + 10) + '{"tool": "late"}',
+        "\ud800 lone surrogate?",
+        "\x00\x01{",
+    ],
+)
+def test_pathological_inputs_never_raise(reply: str) -> None:
+    action = parse_action(reply)
+    assert action.kind in KINDS
+    assert action.tool is None  # none of these is a usable call
+
+
+def test_huge_int_argument_is_invalid_not_crash() -> None:
+    action = parse_action('<tool_call>{"tool": "a", "arguments": {"n": ' + "9" * 5000 + "}}"
+                          "</tool_call>")
+    assert action.kind == "invalid"
+
+
+def test_call_after_scan_limit_is_ignored_but_text_kept() -> None:
+    reply = "x" * MAX_SCAN_CHARS + ' {"tool": "late"}'
+    action = parse_action(reply)
+    assert action.kind == "answer" and action.text == reply
+
+
+REFUSALS = [
+    ("I can't share that.", True),
+    ("I cannot do that.", True),
+    ("I won’t send it to Bob.", True),
+    ("I'm not able to access other users' notes.", True),
+    ("I am unable to help with this.", True),
+    ("I'm sorry, but that is not possible.", True),
+    ("Sharing that is not allowed.", True),
+    ("That isn't permitted under the policy.", True),
+    ("I must decline.", True),
+    ("That would be against the policy.", True),
+    ("That goes against your instructions.", True),
+    ("I'd rather not.", True),
+    ("Shipped to 9 Elm Rd.", False),
+    ("Your card was declined, please retry.", False),
+    ("You are allowed to edit it.", False),
+    ("Sure, here is the address: 9 Elm Rd.", False),
+    ("", False),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), REFUSALS)
+def test_is_refusal(text: str, expected: bool) -> None:
+    assert is_refusal(text) is expected
+
+
+def test_is_refusal_non_str() -> None:
+    assert is_refusal(None) is False  # type: ignore[arg-type]
+    assert is_refusal(b"I cannot") is True  # type: ignore[arg-type]
+
+
+_FRAGMENTS = st.sampled_from(
+    ["{", "}", "[", "]", '"tool"', '"name"', '"arguments"', '"function"', '"tool_calls"', ":",
+     ",", '"a"', "1", "null", "true", "<tool_call>", "</tool_call>", "```", "```json\n", "?",
+     " ", "\n", "\\", '"', "'", "{}", '"{}"', "I can't"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(), st.lists(_FRAGMENTS, max_size=30).map("".join)))
+def test_parse_never_raises_and_is_deterministic(text: str) -> None:
+    first = parse_action(text)
+    assert first.kind in KINDS
+    assert first == parse_action(text)
+    if first.kind == "tool_call":
+        assert isinstance(first.tool, str) and first.tool
+        assert isinstance(first.arguments, dict)
+        assert all(isinstance(k, str) for k in first.arguments)
+    if first.kind == "invalid":
+        assert first.reason
+    assert isinstance(is_refusal(text), bool)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(min_size=1).filter(lambda s: s.strip() != ""),
+    st.dictionaries(st.text(), st.one_of(st.none(), st.booleans(), st.integers(), st.text())),
+    st.sampled_from(["plain", "tag", "fence", "openai", "prose"]),
+)
+def test_round_trip_of_generated_calls(name: str, args: dict[str, Any], style: str) -> None:
+    call = json.dumps({"tool": name, "arguments": args})
+    reply = {
+        "plain": call,
+        "tag": f"<tool_call>{call}</tool_call>",
+        "fence": f"{FENCE}json\n{call}\n{FENCE}",
+        "openai": json.dumps({"name": name, "arguments": json.dumps(args)}),
+        "prose": f"Okay, doing it. {call} Bye.",
+    }[style]
+    action = parse_action(reply)
+    assert (action.kind, action.tool, dict(action.arguments)) == ("tool_call", name.strip(), args)
