@@ -25,25 +25,13 @@ from lm_eval_memrisk.checks import memory_used
 from lm_eval_memrisk.parse import parse_action
 from lm_eval_memrisk.records import Episode, Event
 from lm_eval_memrisk.render import MemoryPolicy, merge_roles, system_message, visible_notes
+from lm_eval_memrisk.runner import Generate, Request, call_agent
 from lm_eval_memrisk.state import message_text, ordered_events, state_at
 from lm_eval_memrisk.tools import call_tool
 from lm_eval_memrisk.trace import DecisionRecord, Step, Trace
 
 Message = dict[str, str]
 DEFAULT_MAX_STEPS = 4
-
-
-@dataclass(frozen=True)
-class Request:
-    """One pending model call: the episode, its decision point and the messages."""
-
-    episode: Episode
-    decision_id: str
-    messages: list[Message]
-
-
-#: Answers a batch of requests, one reply per request, in order.
-Generate = Callable[[Sequence[Request]], list[str]]
 
 
 def tool_result_message(tool: str, result: dict) -> Message:
@@ -190,7 +178,6 @@ def run_interactive(
 
 def agent_generate(agent: Callable[..., str]) -> Generate:
     """A Generate function for a plain agent callable (reference agents included)."""
-    from lm_eval_memrisk.runner import call_agent
 
     def generate(batch: Sequence[Request]) -> list[str]:
         return [call_agent(agent, req.messages, req.episode, req.decision_id) for req in batch]

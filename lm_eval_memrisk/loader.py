@@ -14,11 +14,13 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import os
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator, Mapping, NoReturn, Sequence
+from typing import Any, NoReturn
 
 from lm_eval_memrisk.errors import EpisodeFormatError, MemriskError
 from lm_eval_memrisk.records import (
@@ -165,7 +167,9 @@ def _enum(
 ) -> str:
     value = _str(ctx, obj, key, fld)
     if value not in choices:
-        ctx.fail(_join(fld, key), f"unknown {what} '{value}' (expected one of {', '.join(choices)})")
+        ctx.fail(
+            _join(fld, key), f"unknown {what} '{value}' (expected one of {', '.join(choices)})"
+        )
     return value
 
 
@@ -193,7 +197,7 @@ def _json_copy(ctx: _Ctx, value: Any, fld: str, depth: int) -> Any:
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             ctx.fail(fld, f"{value} is not valid JSON")
         return value
     if isinstance(value, Mapping):
@@ -424,7 +428,7 @@ def _read_bytes(path: PathArg | None) -> tuple[str, bytes]:
             return name, res.read_bytes()
         except FileNotFoundError:
             raise MemriskError(
-                f"the shipped dataset {name} is missing (is the package installed completely?)"
+                f"the shipped dataset {name} is missing; generate it or pass an episode file"
             ) from None
         except OSError as exc:
             raise MemriskError(f"cannot read {name}: {exc.strerror or exc}") from None
@@ -542,7 +546,10 @@ def scan_episodes(path: PathArg | None = None) -> FileScan:
             problems.insert(
                 0,
                 EpisodeFormatError(
-                    name, lineno, ep.id, "id",
+                    name,
+                    lineno,
+                    ep.id,
+                    "id",
                     f"duplicate episode id (first used on line {first_line[ep.id]})",
                 ),
             )
@@ -574,7 +581,10 @@ def load_episodes(path: PathArg | None = None, track: str = "main") -> list[Epis
         ep = episode_from_dict(_parse_line(name, lineno, raw), path=name, line=lineno)
         if ep.id in first_line:
             raise EpisodeFormatError(
-                name, lineno, ep.id, "id",
+                name,
+                lineno,
+                ep.id,
+                "id",
                 f"duplicate episode id (first used on line {first_line[ep.id]})",
             )
         first_line[ep.id] = lineno

@@ -13,7 +13,10 @@ is an infrastructure failure: it propagates and is never scored as a wrong answe
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from tqdm import tqdm
 
 from lm_eval_memrisk.checks import memory_used
 from lm_eval_memrisk.parse import parse_action
@@ -23,6 +26,19 @@ from lm_eval_memrisk.state import state_at
 from lm_eval_memrisk.trace import DecisionRecord, Step, Trace
 
 Agent = Callable[..., str]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One pending model call: the episode, its decision point and the messages."""
+
+    episode: Episode
+    decision_id: str
+    messages: list[dict[str, str]]
+
+
+#: Answers a batch of requests, one reply per request, in order.
+Generate = Callable[[Sequence[Request]], list[str]]
 
 
 def agent_name(agent: Agent) -> str:
@@ -92,3 +108,35 @@ def run_episode(episode: Episode, agent: Agent, policy: MemoryPolicy | None = No
     for dp_id, messages in prompts(episode, policy):
         replies[dp_id] = call_agent(agent, messages, episode, dp_id)
     return trace_from_replies(episode, replies, agent_name(agent), policy)
+
+
+def run_scripted(
+    episodes: Iterable[Episode],
+    generate: Generate,
+    agent: str,
+    policy: MemoryPolicy | None = None,
+    on_trace: Callable[[Trace], None] | None = None,
+    chunk: int = 16,
+    progress: bool = True,
+) -> list[Trace]:
+    """Scripted mode for a batch model: ``chunk`` episodes' decision points per call."""
+    episodes = list(episodes)
+    traces: list[Trace] = []
+    bar = tqdm(total=len(episodes), desc=f"scripted {agent}", unit="ep", disable=not progress)
+    for start in range(0, len(episodes), chunk):
+        batch = episodes[start : start + chunk]
+        requests = [Request(ep, dp_id, msgs) for ep in batch for dp_id, msgs in prompts(ep, policy)]
+        replies = generate(requests)
+        if len(replies) != len(requests):
+            raise RuntimeError(f"model returned {len(replies)} replies for {len(requests)} requests")
+        by_episode: dict[str, dict[str, str]] = {}
+        for req, reply in zip(requests, replies):
+            by_episode.setdefault(req.episode.id, {})[req.decision_id] = reply
+        for ep in batch:
+            trace = trace_from_replies(ep, by_episode.get(ep.id, {}), agent, policy)
+            traces.append(trace)
+            if on_trace is not None:
+                on_trace(trace)
+            bar.update(1)
+    bar.close()
+    return traces

@@ -18,7 +18,8 @@ the tier; R6 <-> track ``r6``; R2 (and only R2) has a ``resolution_rule``.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from lm_eval_memrisk.errors import EpisodeFormatError
 from lm_eval_memrisk.records import (
@@ -101,7 +102,7 @@ _CHECK_PAYLOAD = (
     "constraint",
 )
 _MEM_SELECTORS = ("item", "status", "scope")
-_PLACEHOLDER = re.compile(r"\{\{\s*mem:([^{}]*)\}\}")
+_PLACEHOLDER = re.compile(r"\{\{mem:([^{}]+)\}\}")  # as in agents.PLACEHOLDER
 
 
 def _time(ev: Event) -> int:
@@ -141,23 +142,26 @@ def _episode_problems(ep: Episode) -> Iterator[_Problem]:
     elif ep.track == "r6" and ep.risk != "R6":
         yield "track", f"track 'r6' is only for risk R6, not {ep.risk}"
     if ep.risk == "R2" and ep.resolution_rule is None:
-        yield "resolution_rule", (
-            f"R2 episodes need a resolution_rule (one of {', '.join(RESOLUTION_RULES)})"
+        yield (
+            "resolution_rule",
+            f"R2 episodes need a resolution_rule (one of {', '.join(RESOLUTION_RULES)})",
         )
     elif ep.resolution_rule is not None:
         if ep.risk != "R2":
             yield "resolution_rule", f"only R2 episodes have a resolution_rule, not {ep.risk}"
         else:
-            p = _enum_problem("resolution_rule", ep.resolution_rule, RESOLUTION_RULES,
-                              "resolution rule")
+            p = _enum_problem(
+                "resolution_rule", ep.resolution_rule, RESOLUTION_RULES, "resolution rule"
+            )
             if p:
                 yield p
     if ep.tier in TIER_TURNS:
         lo, hi = TIER_TURNS[ep.tier]
         n = ep.turn_count
         if not lo <= n <= hi:
-            yield "tier", (
-                f"{ep.tier} episodes need {lo}-{hi} turns (user + assistant messages), found {n}"
+            yield (
+                "tier",
+                f"{ep.tier} episodes need {lo}-{hi} turns (user + assistant messages), found {n}",
             )
 
 
@@ -166,7 +170,10 @@ def _tool_problems(ep: Episode) -> Iterator[_Problem]:
     for k, tool in enumerate(ep.tools):
         fld = f"tools[{k}]"
         if tool.name in seen:
-            yield f"{fld}.name", f"duplicate tool name '{tool.name}' (also tools[{seen[tool.name]}])"
+            yield (
+                f"{fld}.name",
+                f"duplicate tool name '{tool.name}' (also tools[{seen[tool.name]}])",
+            )
         else:
             seen[tool.name] = k
         params = tool.parameters
@@ -195,7 +202,10 @@ def _item_problems(item: MemoryItem, fld: str, event_type: str) -> Iterator[_Pro
     if p:
         yield p
     elif event_type == "summary" and item.source != "summary":
-        yield f"{fld}.source", f"a summary event's item must have source 'summary', not '{item.source}'"
+        yield (
+            f"{fld}.source",
+            f"a summary event's item must have source 'summary', not '{item.source}'",
+        )
     if not 0.0 <= item.trust <= 1.0:
         yield f"{fld}.trust", f"must be between 0 and 1, not {item.trust}"
     if item.valid_to is not None and item.valid_to < item.valid_from:
@@ -219,9 +229,12 @@ def _action_problems(
         if not isinstance(action["arguments"], Mapping):
             yield f"{fld}.arguments", "must be an object"
     else:
-        yield fld, (
-            'must be {"tool": NAME, "arguments": {...}} or {"answer": TEXT}, '
-            f"got keys {sorted(shape)}"
+        yield (
+            fld,
+            (
+                'must be {"tool": NAME, "arguments": {...}} or {"answer": TEXT}, '
+                f"got keys {sorted(shape)}"
+            ),
         )
         return
     for key in _placeholders(action):
@@ -257,7 +270,10 @@ def _check_problems(
     if not _present(check.id):
         yield f"{fld}.id", "must not be empty"
     if check.kind not in CHECK_FIELDS:
-        yield f"{fld}.kind", f"unknown check kind '{check.kind}' (expected one of {', '.join(CHECK_KINDS)})"
+        yield (
+            f"{fld}.kind",
+            f"unknown check kind '{check.kind}' (expected one of {', '.join(CHECK_KINDS)})",
+        )
         return
     required, optional = CHECK_FIELDS[check.kind]
     for name in required:
@@ -282,15 +298,22 @@ def _check_problems(
     elif check.kind == "tool_arg_equals" and check.tool is not None and check.argument:
         props = tools[check.tool]
         if props is not None and check.argument not in props:
-            yield f"{fld}.argument", (
-                f"tool '{check.tool}' has no argument '{check.argument}' "
-                f"(arguments: {_names(props)})"
+            yield (
+                f"{fld}.argument",
+                (
+                    f"tool '{check.tool}' has no argument '{check.argument}' "
+                    f"(arguments: {_names(props)})"
+                ),
             )
     if check.item is not None and check.item not in items:
         yield f"{fld}.item", f"unknown memory item '{check.item}'"
     if check.status is not None and check.status not in ITEM_STATUSES:
-        yield f"{fld}.status", (
-            f"unknown memory status '{check.status}' (expected one of {', '.join(ITEM_STATUSES)})"
+        yield (
+            f"{fld}.status",
+            (
+                f"unknown memory status '{check.status}' "
+                f"(expected one of {', '.join(ITEM_STATUSES)})"
+            ),
         )
     if check.constraint is not None and check.constraint not in constraints:
         yield f"{fld}.constraint", f"unknown constraint '{check.constraint}'"
@@ -309,14 +332,18 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
 
     first = events[0]
     if first.type != "scope_switch":
-        yield "events[0].type", (
-            f"an episode must start with a scope_switch event, not '{first.type}'"
+        yield (
+            "events[0].type",
+            f"an episode must start with a scope_switch event, not '{first.type}'",
         )
     elif order[0] != 0:
         e = events[order[0]]
-        yield "events[0].time", (
-            f"the opening scope_switch must come first, but event '{e.id}' has an "
-            f"earlier time ({e.time} < {first.time})"
+        yield (
+            "events[0].time",
+            (
+                f"the opening scope_switch must come first, but event '{e.id}' has an "
+                f"earlier time ({e.time} < {first.time})"
+            ),
         )
 
     # ids: events, items, constraints (first occurrence wins)
@@ -326,14 +353,21 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
     constraint_at: dict[str, int] = {}
     for i, ev in enumerate(events):
         if ev.id in event_at:
-            yield f"events[{i}].id", f"duplicate event id '{ev.id}' (also events[{event_at[ev.id]}])"
+            yield (
+                f"events[{i}].id",
+                f"duplicate event id '{ev.id}' (also events[{event_at[ev.id]}])",
+            )
         else:
             event_at[ev.id] = i
         if ev.item is not None:
             if ev.item.id in item_at:
                 j = item_at[ev.item.id]
-                yield f"events[{i}].item.id", (
-                    f"duplicate memory item id '{ev.item.id}' (first written by event '{events[j].id}')"
+                yield (
+                    f"events[{i}].item.id",
+                    (
+                        f"duplicate memory item id '{ev.item.id}' "
+                        f"(first written by event '{events[j].id}')"
+                    ),
                 )
             else:
                 item_at[ev.item.id] = i
@@ -341,9 +375,12 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
         if ev.constraint is not None:
             if ev.constraint.id in constraint_at:
                 j = constraint_at[ev.constraint.id]
-                yield f"events[{i}].constraint.id", (
-                    f"duplicate constraint id '{ev.constraint.id}' "
-                    f"(first declared by event '{events[j].id}')"
+                yield (
+                    f"events[{i}].constraint.id",
+                    (
+                        f"duplicate constraint id '{ev.constraint.id}' "
+                        f"(first declared by event '{events[j].id}')"
+                    ),
                 )
             else:
                 constraint_at[ev.constraint.id] = i
@@ -355,7 +392,10 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
         if not _present(ev.id):
             yield f"{fld}.id", "must not be empty"
         if ev.type not in EVENT_PAYLOAD:
-            yield f"{fld}.type", f"unknown event type '{ev.type}' (expected one of {', '.join(EVENT_TYPES)})"
+            yield (
+                f"{fld}.type",
+                f"unknown event type '{ev.type}' (expected one of {', '.join(EVENT_TYPES)})",
+            )
             continue
         if isinstance(ev.time, bool) or not isinstance(ev.time, int) or ev.time < 0:
             yield f"{fld}.time", f"must be an integer >= 0, not {ev.time!r}"
@@ -369,8 +409,9 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
             elif ref == ev.id:
                 yield afld, "an event cannot come after itself"
             elif _time(events[event_at[ref]]) > ev.time:
-                yield afld, (
-                    f"event '{ref}' has a later time ({events[event_at[ref]].time} > {ev.time})"
+                yield (
+                    afld,
+                    f"event '{ref}' has a later time ({events[event_at[ref]].time} > {ev.time})",
                 )
 
         # payload fields by type
@@ -392,12 +433,17 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
 
         # references to items / constraints that must exist earlier in replay order
         if ev.type == "memory_update" and ev.supersedes is not None:
-            yield from _earlier_item(ev, i, f"{fld}.supersedes", ev.supersedes, item_at, events, rank)
+            yield from _earlier_item(
+                ev, i, f"{fld}.supersedes", ev.supersedes, item_at, events, rank
+            )
             old = item_by_id.get(ev.supersedes)
             if old is not None and ev.item is not None and old.key != ev.item.key:
-                yield f"{fld}.item.key", (
-                    f"an update must keep the key of the item it supersedes "
-                    f"('{old.key}' in '{old.id}'), not '{ev.item.key}'"
+                yield (
+                    f"{fld}.item.key",
+                    (
+                        f"an update must keep the key of the item it supersedes "
+                        f"('{old.key}' in '{old.id}'), not '{ev.item.key}'"
+                    ),
                 )
         if ev.type == "memory_revoke" and ev.target is not None:
             yield from _earlier_item(ev, i, f"{fld}.target", ev.target, item_at, events, rank)
@@ -407,9 +453,12 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
                 yield tfld, f"unknown constraint '{ev.target}'"
             elif rank[constraint_at[ev.target]] > rank[i]:
                 j = constraint_at[ev.target]
-                yield tfld, (
-                    f"constraint '{ev.target}' is not declared yet at time {ev.time} "
-                    f"(declared at time {events[j].time} by event '{events[j].id}')"
+                yield (
+                    tfld,
+                    (
+                        f"constraint '{ev.target}' is not declared yet at time {ev.time} "
+                        f"(declared at time {events[j].time} by event '{events[j].id}')"
+                    ),
                 )
 
         if ev.constraint is not None and ev.type == "constraint_declare":
@@ -424,24 +473,31 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
             if n == 0:
                 yield f"{fld}.checks", "a decision point needs at least one check"
             elif n > MAX_CHECKS:
-                yield f"{fld}.checks", f"a decision point has at most {MAX_CHECKS} checks, found {n}"
+                yield (
+                    f"{fld}.checks",
+                    f"a decision point has at most {MAX_CHECKS} checks, found {n}",
+                )
             seen_checks: dict[str, int] = {}
             for k, check in enumerate(ev.checks):
                 cfld = f"{fld}.checks[{k}]"
                 if check.id in seen_checks:
-                    yield f"{cfld}.id", (
-                        f"duplicate check id '{check.id}' (also checks[{seen_checks[check.id]}])"
+                    yield (
+                        f"{cfld}.id",
+                        f"duplicate check id '{check.id}' (also checks[{seen_checks[check.id]}])",
                     )
                 else:
                     seen_checks[check.id] = k
                 yield from _check_problems(check, cfld, tools, item_by_id, constraint_at)
             if ev.reference is not None:
-                yield from _action_problems(ev.reference, f"{fld}.reference", tools, item_keys, False)
+                yield from _action_problems(
+                    ev.reference, f"{fld}.reference", tools, item_keys, False
+                )
             if ev.naive is not None:
                 yield from _action_problems(ev.naive, f"{fld}.naive", tools, item_keys, True)
             if ev.terminal_tool is not None and ev.terminal_tool not in tools:
-                yield f"{fld}.terminal_tool", (
-                    f"unknown tool '{ev.terminal_tool}' (episode tools: {_names(tools)})"
+                yield (
+                    f"{fld}.terminal_tool",
+                    f"unknown tool '{ev.terminal_tool}' (episode tools: {_names(tools)})",
                 )
 
     if n_decisions == 0:
@@ -465,15 +521,16 @@ def _earlier_item(
     if j == i:
         yield fld, f"an update cannot supersede its own item '{item_id}'"
     elif rank[j] > rank[i]:
-        yield fld, (
-            f"memory item '{item_id}' is not written yet at time {ev.time} "
-            f"(written at time {events[j].time} by event '{events[j].id}')"
+        yield (
+            fld,
+            (
+                f"memory item '{item_id}' is not written yet at time {ev.time} "
+                f"(written at time {events[j].time} by event '{events[j].id}')"
+            ),
         )
 
 
-def _constraint_problems(
-    ev: Event, fld: str, tools: Mapping[str, Any]
-) -> Iterator[_Problem]:
+def _constraint_problems(ev: Event, fld: str, tools: Mapping[str, Any]) -> Iterator[_Problem]:
     c = ev.constraint
     assert c is not None
     cfld = f"{fld}.constraint"
@@ -482,9 +539,15 @@ def _constraint_problems(
     if not _present(c.scope):
         yield f"{cfld}.scope", "must not be empty"
     if c.forbid_tool is None and c.forbid_text is None:
-        yield cfld, "a constraint needs forbid_tool or forbid_text (otherwise it can never be violated)"
+        yield (
+            cfld,
+            "a constraint needs forbid_tool or forbid_text (otherwise it can never be violated)",
+        )
     if c.forbid_tool is not None and c.forbid_tool not in tools:
-        yield f"{cfld}.forbid_tool", f"unknown tool '{c.forbid_tool}' (episode tools: {_names(tools)})"
+        yield (
+            f"{cfld}.forbid_tool",
+            f"unknown tool '{c.forbid_tool}' (episode tools: {_names(tools)})",
+        )
     if c.forbid_argument is not None and c.forbid_tool is None:
         yield f"{cfld}.forbid_argument", "needs forbid_tool"
     if (c.forbid_argument is None) != (c.forbid_value is None):
@@ -513,7 +576,7 @@ def _cycle_problems(events: tuple[Event, ...], event_at: Mapping[str, int]) -> I
             if j is None or j == node:
                 continue  # dangling / self edges are reported elsewhere
             if state.get(j) == 1:
-                chain = " after ".join(events[k].id for k in path[path.index(j):] + [j])
+                chain = " after ".join(events[k].id for k in path[path.index(j) :] + [j])
                 yield f"events[{node}].after", f"cycle in the after graph: {chain}"
                 return
             if not state.get(j):

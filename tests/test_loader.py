@@ -8,8 +8,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -40,7 +41,9 @@ from lm_eval_memrisk.records import (
     Tool,
 )
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "lm_eval_memrisk" / "schema" / "episode.schema.json"
+SCHEMA_PATH = (
+    Path(__file__).resolve().parents[1] / "lm_eval_memrisk" / "schema" / "episode.schema.json"
+)
 BAD_DIR = Path(__file__).resolve().parent / "data" / "bad"
 
 # --------------------------------------------------------------------------------------
@@ -72,37 +75,81 @@ def make_episode(
     item = MemoryItem
     events = (
         Event(id="e0", type="scope_switch", time=0, scopes=("user:alice",), text="Session: alice"),
-        Event(id="e1", type="memory_write", time=1, item=item(
-            "m1", "shipping address", "14 Birch Lane", "user:alice", "user", 0.9, 1)),
+        Event(
+            id="e1",
+            type="memory_write",
+            time=1,
+            item=item("m1", "shipping address", "14 Birch Lane", "user:alice", "user", 0.9, 1),
+        ),
         Event(id="e2", type="user_message", time=2, text="Hi, it's Alice."),
         Event(id="e3", type="assistant_message", time=3, text="Hello Alice!", after=("e2",)),
-        Event(id="e4", type="memory_update", time=4, after=("e1",), supersedes="m1",
-              item=item("m2", "shipping address", "9 Elm Rd", "user:alice", "user", 1.0, 4),
-              text="Correction: I moved to 9 Elm Rd."),
-        Event(id="e5", type="memory_write", time=4, item=item(
-            "m3", "phone", "0113 496 0000", "user:alice", "tool", 0.5, 4, valid_to=9)),
+        Event(
+            id="e4",
+            type="memory_update",
+            time=4,
+            after=("e1",),
+            supersedes="m1",
+            item=item("m2", "shipping address", "9 Elm Rd", "user:alice", "user", 1.0, 4),
+            text="Correction: I moved to 9 Elm Rd.",
+        ),
+        Event(
+            id="e5",
+            type="memory_write",
+            time=4,
+            item=item("m3", "phone", "0113 496 0000", "user:alice", "tool", 0.5, 4, valid_to=9),
+        ),
         Event(id="e6", type="memory_revoke", time=5, target="m3", text="Please forget my phone."),
         Event(id="e7", type="tool_call", time=5, tool="lookup_order", arguments={"order": "A1"}),
-        Event(id="e8", type="tool_return", time=6, tool="lookup_order", after=("e7",),
-              result={"status": "packed", "items": [1, 2]}),
-        Event(id="e9", type="constraint_declare", time=6, text="Never email the client.",
-              constraint=Constraint("c1", "Never email the client.", forbid_tool="email_client")),
-        Event(id="e10", type="constraint_declare", time=6, text="Don't mention the promo.",
-              constraint=Constraint("c2", "No promo.", scope="user:alice", forbid_text="promo")),
+        Event(
+            id="e8",
+            type="tool_return",
+            time=6,
+            tool="lookup_order",
+            after=("e7",),
+            result={"status": "packed", "items": [1, 2]},
+        ),
+        Event(
+            id="e9",
+            type="constraint_declare",
+            time=6,
+            text="Never email the client.",
+            constraint=Constraint("c1", "Never email the client.", forbid_tool="email_client"),
+        ),
+        Event(
+            id="e10",
+            type="constraint_declare",
+            time=6,
+            text="Don't mention the promo.",
+            constraint=Constraint("c2", "No promo.", scope="user:alice", forbid_text="promo"),
+        ),
         Event(id="e11", type="constraint_lift", time=7, target="c2", text="Promo is fine now."),
-        Event(id="e12", type="summary", time=7, text="raw notes", item=item(
-            "m4", "order", "order A1 is packed", "global", "summary", 0.6, 7)),
+        Event(
+            id="e12",
+            type="summary",
+            time=7,
+            text="raw notes",
+            item=item("m4", "order", "order A1 is packed", "global", "summary", 0.6, 7),
+        ),
         Event(id="e13", type="user_message", time=8, text="Thanks."),
         Event(id="e14", type="assistant_message", time=8, text="You're welcome."),
         Event(id="e15", type="user_message", time=9, text="Anything else?"),
         Event(id="e16", type="assistant_message", time=9, text="No."),
         Event(id="e17", type="user_message", time=10, text="Please ship my order."),
         Event(
-            id="e18", type="decision_point", time=10, after=("e17",),
+            id="e18",
+            type="decision_point",
+            time=10,
+            after=("e17",),
             checks=(
-                Check("k1", "tool_arg_equals", "ships to the new address", tool="ship_order",
-                      argument="address", expected="9 Elm Rd",
-                      expected_original="address: 9 Elm Rd"),
+                Check(
+                    "k1",
+                    "tool_arg_equals",
+                    "ships to the new address",
+                    tool="ship_order",
+                    argument="address",
+                    expected="9 Elm Rd",
+                    expected_original="address: 9 Elm Rd",
+                ),
                 Check("k2", "memory_not_used", item="m1", status="superseded"),
                 Check("k3", "constraint_not_violated", constraint="c1"),
             ),
@@ -112,9 +159,16 @@ def make_episode(
         ),
     )
     return Episode(
-        id=eid, version="1.0", risk=risk, tier=tier, track=track, family="shipping_address",
-        description="Alice moved; ship to the new address.", tools=(_SHIP, _EMAIL, _LOOKUP),
-        events=events, resolution_rule="latest_timestamp" if risk == "R2" else None,
+        id=eid,
+        version="1.0",
+        risk=risk,
+        tier=tier,
+        track=track,
+        family="shipping_address",
+        description="Alice moved; ship to the new address.",
+        tools=(_SHIP, _EMAIL, _LOOKUP),
+        events=events,
+        resolution_rule="latest_timestamp" if risk == "R2" else None,
         metadata={"seed": 7, "tags": ["a", "b"]},
     )
 
@@ -221,6 +275,7 @@ def _structural_cases() -> list[tuple[str, Callable[[dict[str, Any]], None], str
             for k in keys[:-1]:
                 obj = obj[k]
             obj[keys[-1]] = value
+
         return go
 
     def deleter(*keys: Any) -> Callable[[dict[str, Any]], None]:
@@ -229,60 +284,131 @@ def _structural_cases() -> list[tuple[str, Callable[[dict[str, Any]], None], str
             for k in keys[:-1]:
                 obj = obj[k]
             del obj[keys[-1]]
+
         return go
 
     return [
         ("missing top-level", deleter("family"), "family", "missing required field"),
         ("missing event time", deleter("events", 3, "time"), "events[3].time", "missing required"),
         ("missing item key", deleter("events", 1, "item", "key"), "events[1].item.key", "missing"),
-        ("missing check id", deleter("events", 18, "checks", 0, "id"), "events[18].checks[0].id",
-         "missing"),
-        ("time is a string", setter("events", 3, "time", value="3"), "events[3].time",
-         "must be an integer, not a string"),
-        ("time is fractional", setter("events", 3, "time", value=2.5), "events[3].time",
-         "must be an integer"),
-        ("time is a bool", setter("events", 3, "time", value=True), "events[3].time",
-         "must be an integer, not a boolean"),
+        (
+            "missing check id",
+            deleter("events", 18, "checks", 0, "id"),
+            "events[18].checks[0].id",
+            "missing",
+        ),
+        (
+            "time is a string",
+            setter("events", 3, "time", value="3"),
+            "events[3].time",
+            "must be an integer, not a string",
+        ),
+        (
+            "time is fractional",
+            setter("events", 3, "time", value=2.5),
+            "events[3].time",
+            "must be an integer",
+        ),
+        (
+            "time is a bool",
+            setter("events", 3, "time", value=True),
+            "events[3].time",
+            "must be an integer, not a boolean",
+        ),
         ("negative time", setter("events", 3, "time", value=-1), "events[3].time", ">= 0"),
-        ("trust is text", setter("events", 1, "item", "trust", value="high"),
-         "events[1].item.trust", "must be a number"),
-        ("null optional", setter("events", 2, "text", value=None), "events[2].text",
-         "not null"),
-        ("after not a list", setter("events", 3, "after", value="e2"), "events[3].after",
-         "must be an array"),
-        ("after entry not str", setter("events", 3, "after", value=[2]), "events[3].after[0]",
-         "must be a string"),
+        (
+            "trust is text",
+            setter("events", 1, "item", "trust", value="high"),
+            "events[1].item.trust",
+            "must be a number",
+        ),
+        ("null optional", setter("events", 2, "text", value=None), "events[2].text", "not null"),
+        (
+            "after not a list",
+            setter("events", 3, "after", value="e2"),
+            "events[3].after",
+            "must be an array",
+        ),
+        (
+            "after entry not str",
+            setter("events", 3, "after", value=[2]),
+            "events[3].after[0]",
+            "must be a string",
+        ),
         ("events not a list", setter("events", value={}), "events", "must be an array"),
         ("empty events", setter("events", value=[]), "events", "at least one event"),
-        ("event not an object", setter("events", 2, value="hi"), "events[2]",
-         "must be an object"),
-        ("arguments not object", setter("events", 7, "arguments", value=[1]),
-         "events[7].arguments", "must be an object"),
-        ("terminal not bool", setter("tools", 0, "terminal", value="yes"), "tools[0].terminal",
-         "true or false"),
+        ("event not an object", setter("events", 2, value="hi"), "events[2]", "must be an object"),
+        (
+            "arguments not object",
+            setter("events", 7, "arguments", value=[1]),
+            "events[7].arguments",
+            "must be an object",
+        ),
+        (
+            "terminal not bool",
+            setter("tools", 0, "terminal", value="yes"),
+            "tools[0].terminal",
+            "true or false",
+        ),
         ("empty id", setter("events", 2, "id", value=" "), "events[2].id", "must not be empty"),
-        ("unknown event type", setter("events", 2, "type", value="user_msg"), "events[2].type",
-         "unknown event type 'user_msg'"),
-        ("unknown check kind", setter("events", 18, "checks", 0, "kind", value="text_equals"),
-         "events[18].checks[0].kind", "unknown check kind 'text_equals'"),
-        ("unknown source", setter("events", 1, "item", "source", value="web"),
-         "events[1].item.source", "unknown source 'web'"),
-        ("unknown status", setter("events", 18, "checks", 1, "status", value="stale"),
-         "events[18].checks[1].status", "unknown memory status 'stale'"),
+        (
+            "unknown event type",
+            setter("events", 2, "type", value="user_msg"),
+            "events[2].type",
+            "unknown event type 'user_msg'",
+        ),
+        (
+            "unknown check kind",
+            setter("events", 18, "checks", 0, "kind", value="text_equals"),
+            "events[18].checks[0].kind",
+            "unknown check kind 'text_equals'",
+        ),
+        (
+            "unknown source",
+            setter("events", 1, "item", "source", value="web"),
+            "events[1].item.source",
+            "unknown source 'web'",
+        ),
+        (
+            "unknown status",
+            setter("events", 18, "checks", 1, "status", value="stale"),
+            "events[18].checks[1].status",
+            "unknown memory status 'stale'",
+        ),
         ("unknown risk", setter("risk", value="R7"), "risk", "unknown risk 'R7'"),
         ("unknown tier", setter("tier", value="expert"), "tier", "unknown tier 'expert'"),
         ("unknown track", setter("track", value="side"), "track", "unknown track 'side'"),
-        ("unknown resolution rule", setter("resolution_rule", value="newest"), "resolution_rule",
-         "unknown resolution rule 'newest'"),
+        (
+            "unknown resolution rule",
+            setter("resolution_rule", value="newest"),
+            "resolution_rule",
+            "unknown resolution rule 'newest'",
+        ),
         ("unknown top-level key", setter("notes", value="x"), "notes", "unknown field 'notes'"),
-        ("unknown event key", setter("events", 3, "tiem", value=3), "events[3].tiem",
-         "did you mean 'time'?"),
-        ("unknown check key", setter("events", 18, "checks", 2, "weight", value=1),
-         "events[18].checks[2].weight", "unknown field"),
-        ("unknown item key", setter("events", 1, "item", "owner", value="x"),
-         "events[1].item.owner", "unknown field"),
-        ("unknown constraint key", setter("events", 9, "constraint", "severity", value=1),
-         "events[9].constraint.severity", "unknown field"),
+        (
+            "unknown event key",
+            setter("events", 3, "tiem", value=3),
+            "events[3].tiem",
+            "did you mean 'time'?",
+        ),
+        (
+            "unknown check key",
+            setter("events", 18, "checks", 2, "weight", value=1),
+            "events[18].checks[2].weight",
+            "unknown field",
+        ),
+        (
+            "unknown item key",
+            setter("events", 1, "item", "owner", value="x"),
+            "events[1].item.owner",
+            "unknown field",
+        ),
+        (
+            "unknown constraint key",
+            setter("events", 9, "constraint", "severity", value=1),
+            "events[9].constraint.severity",
+            "unknown field",
+        ),
     ]
 
 
@@ -385,8 +511,9 @@ def test_semantic_problems_are_reported_by_load(tmp_path: Path) -> None:
     assert err.line == 3
 
 
-@pytest.mark.parametrize("track,ids", [("main", ["A-1", "C-3"]), ("r6", ["B-2"]),
-                                       ("all", ["A-1", "B-2", "C-3"])])
+@pytest.mark.parametrize(
+    "track,ids", [("main", ["A-1", "C-3"]), ("r6", ["B-2"]), ("all", ["A-1", "B-2", "C-3"])]
+)
 def test_track_filter(tmp_path: Path, track: str, ids: list[str]) -> None:
     path = write_jsonl(
         tmp_path / "eps.jsonl", make_dict("A-1"), make_dict("B-2", "R6", "r6"), make_dict("C-3")
@@ -522,9 +649,12 @@ BROKEN: dict[str, Callable[[], dict[str, Any]]] = {
     "null text": lambda: _put(make_dict(), "events", 2, "text", value=None),
     "item missing value": lambda: _drop(make_dict(), "events", 1, "item", "value"),
     "four checks": lambda: _put(
-        make_dict(), "events", 18, "checks",
-        value=make_dict()["events"][18]["checks"] + [{"id": "k4", "kind": "tool_called",
-                                                     "tool": "ship_order", "description": ""}],
+        make_dict(),
+        "events",
+        18,
+        "checks",
+        value=make_dict()["events"][18]["checks"]
+        + [{"id": "k4", "kind": "tool_called", "tool": "ship_order", "description": ""}],
     ),
     "check without its field": lambda: _drop(make_dict(), "events", 18, "checks", 0, "expected"),
     "decision without reference": lambda: _drop(make_dict(), "events", 18, "reference"),
@@ -545,10 +675,19 @@ def test_broken_dicts_rejected_by_schema_and_loader(
 
 @pytest.mark.parametrize(
     "keys",
-    [("tools",), ("metadata",), ("resolution_rule",), ("events", 3, "after"),
-     ("events", 5, "item", "valid_to"), ("tools", 0, "terminal"), ("tools", 0, "parameters"),
-     ("events", 18, "checks", 0, "description"), ("events", 9, "constraint", "scope"),
-     ("events", 7, "arguments"), ("events", 18, "naive")],
+    [
+        ("tools",),
+        ("metadata",),
+        ("resolution_rule",),
+        ("events", 3, "after"),
+        ("events", 5, "item", "valid_to"),
+        ("tools", 0, "terminal"),
+        ("tools", 0, "parameters"),
+        ("events", 18, "checks", 0, "description"),
+        ("events", 9, "constraint", "scope"),
+        ("events", 7, "arguments"),
+        ("events", 18, "naive"),
+    ],
 )
 def test_optional_fields_are_optional_in_schema_and_loader(
     schema_validator: Any, keys: tuple[Any, ...]
@@ -567,8 +706,9 @@ def test_optional_fields_are_optional_in_schema_and_loader(
 
 
 def test_cli_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = write_jsonl(tmp_path / "eps.jsonl", make_dict("A-1"), make_dict("B-2", "R6", "r6"),
-                       make_dict("C-3"))
+    path = write_jsonl(
+        tmp_path / "eps.jsonl", make_dict("A-1"), make_dict("B-2", "R6", "r6"), make_dict("C-3")
+    )
     assert cli.main(["validate", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.strip() == f"OK: 3 episodes (main 2, r6 1) in {path}"
@@ -636,5 +776,7 @@ def test_deeply_nested_free_form_json_is_a_clear_error(tmp_path: Path) -> None:
 def test_non_json_values_in_memory_are_rejected() -> None:
     d = make_dict("X-1")
     d["events"][7]["arguments"] = {"order": {1, 2}}
-    with pytest.raises(EpisodeFormatError, match=r"events\[7\]\.arguments\.order: set is not a JSON"):
+    with pytest.raises(
+        EpisodeFormatError, match=r"events\[7\]\.arguments\.order: set is not a JSON"
+    ):
         episode_from_dict(d)

@@ -7,21 +7,23 @@ and checks that load_episodes' error names the file, line, episode id and field.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+from test_loader import assert_file_error, event_index, make_dict, make_episode
 
 from lm_eval_memrisk.errors import EpisodeFormatError
 from lm_eval_memrisk.loader import episode_from_dict
 from lm_eval_memrisk.validate import collect_problems, validate_episode
-from test_loader import assert_file_error, event_index, make_dict, make_episode
 
 Mutator = Callable[[dict[str, Any]], Any]
 
 
 def ev(d: dict[str, Any], event_id: str) -> dict[str, Any]:
-    return d["events"][event_index(d, event_id)]
+    event: dict[str, Any] = d["events"][event_index(d, event_id)]
+    return event
 
 
 def check0(d: dict[str, Any], **fields: Any) -> None:
@@ -79,154 +81,383 @@ def _dup_tool(d: dict[str, Any]) -> None:
 CASES: list[tuple[str, Mutator, str, str]] = [
     # the after graph
     ("cycle", _cycle, "events[3].after", "cycle in the after graph: e2 after e3 after e2"),
-    ("three-event cycle", _three_cycle, "events[14].after",
-     "cycle in the after graph: e13 after e15 after e14 after e13"),
-    ("after unknown event", lambda d: ev(d, "e18").update(after=["e17", "e99"]),
-     "events[18].after[1]", "unknown event 'e99'"),
-    ("after itself", lambda d: ev(d, "e18").update(after=["e18"]), "events[18].after[0]",
-     "cannot come after itself"),
-    ("after later event", lambda d: ev(d, "e3").update(after=["e13"]), "events[3].after[0]",
-     "event 'e13' has a later time (8 > 3)"),
+    (
+        "three-event cycle",
+        _three_cycle,
+        "events[14].after",
+        "cycle in the after graph: e13 after e15 after e14 after e13",
+    ),
+    (
+        "after unknown event",
+        lambda d: ev(d, "e18").update(after=["e17", "e99"]),
+        "events[18].after[1]",
+        "unknown event 'e99'",
+    ),
+    (
+        "after itself",
+        lambda d: ev(d, "e18").update(after=["e18"]),
+        "events[18].after[0]",
+        "cannot come after itself",
+    ),
+    (
+        "after later event",
+        lambda d: ev(d, "e3").update(after=["e13"]),
+        "events[3].after[0]",
+        "event 'e13' has a later time (8 > 3)",
+    ),
     # dangling references
-    ("supersedes unknown item", lambda d: ev(d, "e4").update(supersedes="m99"),
-     "events[4].supersedes", "unknown memory item 'm99' (never written)"),
-    ("revoke unknown item", lambda d: ev(d, "e6").update(target="m99"), "events[6].target",
-     "unknown memory item 'm99' (never written)"),
-    ("lift unknown constraint", lambda d: ev(d, "e11").update(target="c9"), "events[11].target",
-     "unknown constraint 'c9'"),
+    (
+        "supersedes unknown item",
+        lambda d: ev(d, "e4").update(supersedes="m99"),
+        "events[4].supersedes",
+        "unknown memory item 'm99' (never written)",
+    ),
+    (
+        "revoke unknown item",
+        lambda d: ev(d, "e6").update(target="m99"),
+        "events[6].target",
+        "unknown memory item 'm99' (never written)",
+    ),
+    (
+        "lift unknown constraint",
+        lambda d: ev(d, "e11").update(target="c9"),
+        "events[11].target",
+        "unknown constraint 'c9'",
+    ),
     # order of writes, updates, revocations, lifts
-    ("update before write", _written_later, "events[4].supersedes",
-     "memory item 'm1' is not written yet at time 4 (written at time 5 by event 'e1')"),
-    ("revoke before write", lambda d: ev(d, "e6").update(target="m4"), "events[6].target",
-     "memory item 'm4' is not written yet at time 5 (written at time 7 by event 'e12')"),
-    ("lift before declare", _lift_before_declare, "events[11].target",
-     "constraint 'c2' is not declared yet at time 7 (declared at time 8 by event 'e10')"),
-    ("update supersedes itself", lambda d: ev(d, "e4").update(supersedes="m2"),
-     "events[4].supersedes", "cannot supersede its own item 'm2'"),
-    ("update changes key", lambda d: ev(d, "e4")["item"].update(key="billing address"),
-     "events[4].item.key",
-     "must keep the key of the item it supersedes ('shipping address' in 'm1'), "
-     "not 'billing address'"),
+    (
+        "update before write",
+        _written_later,
+        "events[4].supersedes",
+        "memory item 'm1' is not written yet at time 4 (written at time 5 by event 'e1')",
+    ),
+    (
+        "revoke before write",
+        lambda d: ev(d, "e6").update(target="m4"),
+        "events[6].target",
+        "memory item 'm4' is not written yet at time 5 (written at time 7 by event 'e12')",
+    ),
+    (
+        "lift before declare",
+        _lift_before_declare,
+        "events[11].target",
+        "constraint 'c2' is not declared yet at time 7 (declared at time 8 by event 'e10')",
+    ),
+    (
+        "update supersedes itself",
+        lambda d: ev(d, "e4").update(supersedes="m2"),
+        "events[4].supersedes",
+        "cannot supersede its own item 'm2'",
+    ),
+    (
+        "update changes key",
+        lambda d: ev(d, "e4")["item"].update(key="billing address"),
+        "events[4].item.key",
+        (
+            "must keep the key of the item it supersedes ('shipping address' in 'm1'), "
+            "not 'billing address'"
+        ),
+    ),
     # duplicate ids
-    ("duplicate event id", lambda d: ev(d, "e16").update(id="e2"), "events[16].id",
-     "duplicate event id 'e2' (also events[2])"),
-    ("duplicate item id", lambda d: ev(d, "e5")["item"].update(id="m1"), "events[5].item.id",
-     "duplicate memory item id 'm1' (first written by event 'e1')"),
-    ("duplicate constraint id", lambda d: ev(d, "e10")["constraint"].update(id="c1"),
-     "events[10].constraint.id", "duplicate constraint id 'c1' (first declared by event 'e9')"),
-    ("duplicate check id", lambda d: ev(d, "e18")["checks"][1].update(id="k1"),
-     "events[18].checks[1].id", "duplicate check id 'k1'"),
+    (
+        "duplicate event id",
+        lambda d: ev(d, "e16").update(id="e2"),
+        "events[16].id",
+        "duplicate event id 'e2' (also events[2])",
+    ),
+    (
+        "duplicate item id",
+        lambda d: ev(d, "e5")["item"].update(id="m1"),
+        "events[5].item.id",
+        "duplicate memory item id 'm1' (first written by event 'e1')",
+    ),
+    (
+        "duplicate constraint id",
+        lambda d: ev(d, "e10")["constraint"].update(id="c1"),
+        "events[10].constraint.id",
+        "duplicate constraint id 'c1' (first declared by event 'e9')",
+    ),
+    (
+        "duplicate check id",
+        lambda d: ev(d, "e18")["checks"][1].update(id="k1"),
+        "events[18].checks[1].id",
+        "duplicate check id 'k1'",
+    ),
     ("duplicate tool name", _dup_tool, "tools[3].name", "duplicate tool name 'ship_order'"),
     # decision points and checks
-    ("decision without checks", lambda d: ev(d, "e18").pop("checks"), "events[18].checks",
-     "needs at least one check"),
-    ("decision with four checks", _four_checks, "events[18].checks",
-     "at most 3 checks, found 4"),
-    ("decision without reference", lambda d: ev(d, "e18").pop("reference"),
-     "events[18].reference", "a decision_point event needs 'reference'"),
+    (
+        "decision without checks",
+        lambda d: ev(d, "e18").pop("checks"),
+        "events[18].checks",
+        "needs at least one check",
+    ),
+    ("decision with four checks", _four_checks, "events[18].checks", "at most 3 checks, found 4"),
+    (
+        "decision without reference",
+        lambda d: ev(d, "e18").pop("reference"),
+        "events[18].reference",
+        "a decision_point event needs 'reference'",
+    ),
     ("no decision point", _no_decision, "events", "no decision_point"),
-    ("check unknown item", lambda d: ev(d, "e18")["checks"][1].update(item="m9"),
-     "events[18].checks[1].item", "unknown memory item 'm9'"),
-    ("check unknown tool", lambda d: ev(d, "e18")["checks"][0].update(tool="fax"),
-     "events[18].checks[0].tool", "unknown tool 'fax'"),
-    ("check unknown constraint", lambda d: ev(d, "e18")["checks"][2].update(constraint="c9"),
-     "events[18].checks[2].constraint", "unknown constraint 'c9'"),
-    ("check unknown argument", lambda d: ev(d, "e18")["checks"][0].update(argument="city"),
-     "events[18].checks[0].argument", "tool 'ship_order' has no argument 'city'"),
-    ("text_contains without value", lambda d: check0(d, kind="text_contains"),
-     "events[18].checks[0].value", "check kind 'text_contains' needs 'value'"),
-    ("text_absent without value", lambda d: check0(d, kind="text_absent"),
-     "events[18].checks[0].value", "needs 'value'"),
-    ("text_regex without pattern", lambda d: check0(d, kind="text_regex"),
-     "events[18].checks[0].pattern", "needs 'pattern'"),
-    ("tool_called without tool", lambda d: check0(d, kind="tool_called"),
-     "events[18].checks[0].tool", "needs 'tool'"),
-    ("tool_arg_equals without expected",
-     lambda d: check0(d, kind="tool_arg_equals", tool="ship_order", argument="address"),
-     "events[18].checks[0].expected", "needs 'expected'"),
-    ("tool_arg_equals without argument",
-     lambda d: check0(d, kind="tool_arg_equals", tool="ship_order", expected="x"),
-     "events[18].checks[0].argument", "needs 'argument'"),
-    ("memory_used without selector", lambda d: check0(d, kind="memory_used"),
-     "events[18].checks[0]", "needs at least one of item, status, scope"),
-    ("memory_not_used without selector", lambda d: check0(d, kind="memory_not_used"),
-     "events[18].checks[0]", "needs at least one of item, status, scope"),
-    ("constraint_violated without constraint", lambda d: check0(d, kind="constraint_violated"),
-     "events[18].checks[0].constraint", "needs 'constraint'"),
-    ("check field of another kind",
-     lambda d: check0(d, kind="text_contains", value="9 Elm Rd", tool="ship_order"),
-     "events[18].checks[0].tool", "not used by check kind 'text_contains'"),
-    ("invalid regex", lambda d: check0(d, kind="text_regex", pattern="(9 Elm"),
-     "events[18].checks[0].pattern", "invalid regular expression: missing ), unterminated"),
+    (
+        "check unknown item",
+        lambda d: ev(d, "e18")["checks"][1].update(item="m9"),
+        "events[18].checks[1].item",
+        "unknown memory item 'm9'",
+    ),
+    (
+        "check unknown tool",
+        lambda d: ev(d, "e18")["checks"][0].update(tool="fax"),
+        "events[18].checks[0].tool",
+        "unknown tool 'fax'",
+    ),
+    (
+        "check unknown constraint",
+        lambda d: ev(d, "e18")["checks"][2].update(constraint="c9"),
+        "events[18].checks[2].constraint",
+        "unknown constraint 'c9'",
+    ),
+    (
+        "check unknown argument",
+        lambda d: ev(d, "e18")["checks"][0].update(argument="city"),
+        "events[18].checks[0].argument",
+        "tool 'ship_order' has no argument 'city'",
+    ),
+    (
+        "text_contains without value",
+        lambda d: check0(d, kind="text_contains"),
+        "events[18].checks[0].value",
+        "check kind 'text_contains' needs 'value'",
+    ),
+    (
+        "text_absent without value",
+        lambda d: check0(d, kind="text_absent"),
+        "events[18].checks[0].value",
+        "needs 'value'",
+    ),
+    (
+        "text_regex without pattern",
+        lambda d: check0(d, kind="text_regex"),
+        "events[18].checks[0].pattern",
+        "needs 'pattern'",
+    ),
+    (
+        "tool_called without tool",
+        lambda d: check0(d, kind="tool_called"),
+        "events[18].checks[0].tool",
+        "needs 'tool'",
+    ),
+    (
+        "tool_arg_equals without expected",
+        lambda d: check0(d, kind="tool_arg_equals", tool="ship_order", argument="address"),
+        "events[18].checks[0].expected",
+        "needs 'expected'",
+    ),
+    (
+        "tool_arg_equals without argument",
+        lambda d: check0(d, kind="tool_arg_equals", tool="ship_order", expected="x"),
+        "events[18].checks[0].argument",
+        "needs 'argument'",
+    ),
+    (
+        "memory_used without selector",
+        lambda d: check0(d, kind="memory_used"),
+        "events[18].checks[0]",
+        "needs at least one of item, status, scope",
+    ),
+    (
+        "memory_not_used without selector",
+        lambda d: check0(d, kind="memory_not_used"),
+        "events[18].checks[0]",
+        "needs at least one of item, status, scope",
+    ),
+    (
+        "constraint_violated without constraint",
+        lambda d: check0(d, kind="constraint_violated"),
+        "events[18].checks[0].constraint",
+        "needs 'constraint'",
+    ),
+    (
+        "check field of another kind",
+        lambda d: check0(d, kind="text_contains", value="9 Elm Rd", tool="ship_order"),
+        "events[18].checks[0].tool",
+        "not used by check kind 'text_contains'",
+    ),
+    (
+        "invalid regex",
+        lambda d: check0(d, kind="text_regex", pattern="(9 Elm"),
+        "events[18].checks[0].pattern",
+        "invalid regular expression: missing ), unterminated",
+    ),
     # reference / naive actions
-    ("reference unknown tool", lambda d: ev(d, "e18")["reference"].update(tool="fax"),
-     "events[18].reference.tool", "unknown tool 'fax'"),
-    ("naive unknown tool", lambda d: ev(d, "e18")["naive"].update(tool="fax"),
-     "events[18].naive.tool", "unknown tool 'fax'"),
-    ("reference wrong shape", lambda d: ev(d, "e18").update(reference={"tool": "ship_order"}),
-     "events[18].reference", "got keys ['tool']"),
-    ("reference with placeholder",
-     lambda d: ev(d, "e18").update(reference={"answer": "{{mem:shipping address}}"}),
-     "events[18].reference", "only allowed in 'naive'"),
-    ("naive placeholder unknown key",
-     lambda d: ev(d, "e18").update(naive={"answer": "at {{mem:home}}"}),
-     "events[18].naive", "{{mem:home}} names no memory item key"),
-    ("unknown terminal tool", lambda d: ev(d, "e18").update(terminal_tool="fax"),
-     "events[18].terminal_tool", "unknown tool 'fax'"),
+    (
+        "reference unknown tool",
+        lambda d: ev(d, "e18")["reference"].update(tool="fax"),
+        "events[18].reference.tool",
+        "unknown tool 'fax'",
+    ),
+    (
+        "naive unknown tool",
+        lambda d: ev(d, "e18")["naive"].update(tool="fax"),
+        "events[18].naive.tool",
+        "unknown tool 'fax'",
+    ),
+    (
+        "reference wrong shape",
+        lambda d: ev(d, "e18").update(reference={"tool": "ship_order"}),
+        "events[18].reference",
+        "got keys ['tool']",
+    ),
+    (
+        "reference with placeholder",
+        lambda d: ev(d, "e18").update(reference={"answer": "{{mem:shipping address}}"}),
+        "events[18].reference",
+        "only allowed in 'naive'",
+    ),
+    (
+        "naive placeholder unknown key",
+        lambda d: ev(d, "e18").update(naive={"answer": "at {{mem:home}}"}),
+        "events[18].naive",
+        "{{mem:home}} names no memory item key",
+    ),
+    (
+        "unknown terminal tool",
+        lambda d: ev(d, "e18").update(terminal_tool="fax"),
+        "events[18].terminal_tool",
+        "unknown tool 'fax'",
+    ),
     # episode-level rules
-    ("easy with too few turns", _drop_turns, "tier",
-     "easy episodes need 5-8 turns (user + assistant messages), found 4"),
-    ("medium with too few turns", lambda d: d.update(tier="medium"), "tier",
-     "medium episodes need 10-14 turns"),
-    ("hard with too few turns", lambda d: d.update(tier="hard"), "tier",
-     "hard episodes need 15-25 turns"),
-    ("R6 on main track", lambda d: d.update(risk="R6"), "track",
-     "risk R6 episodes belong to track 'r6', not 'main'"),
-    ("r6 track with R1", lambda d: d.update(track="r6"), "track",
-     "track 'r6' is only for risk R6, not R1"),
-    ("R2 without resolution rule", _r2_without_rule, "resolution_rule",
-     "R2 episodes need a resolution_rule"),
-    ("resolution rule on R1", lambda d: d.update(resolution_rule="scope"), "resolution_rule",
-     "only R2 episodes have a resolution_rule"),
-    ("does not start with scope_switch", _swap_first, "events[0].type",
-     "must start with a scope_switch event, not 'user_message'"),
-    ("scope_switch not earliest", lambda d: ev(d, "e0").update(time=2), "events[0].time",
-     "event 'e1' has an earlier time (1 < 2)"),
+    (
+        "easy with too few turns",
+        _drop_turns,
+        "tier",
+        "easy episodes need 5-8 turns (user + assistant messages), found 4",
+    ),
+    (
+        "medium with too few turns",
+        lambda d: d.update(tier="medium"),
+        "tier",
+        "medium episodes need 10-14 turns",
+    ),
+    (
+        "hard with too few turns",
+        lambda d: d.update(tier="hard"),
+        "tier",
+        "hard episodes need 15-25 turns",
+    ),
+    (
+        "R6 on main track",
+        lambda d: d.update(risk="R6"),
+        "track",
+        "risk R6 episodes belong to track 'r6', not 'main'",
+    ),
+    (
+        "r6 track with R1",
+        lambda d: d.update(track="r6"),
+        "track",
+        "track 'r6' is only for risk R6, not R1",
+    ),
+    (
+        "R2 without resolution rule",
+        _r2_without_rule,
+        "resolution_rule",
+        "R2 episodes need a resolution_rule",
+    ),
+    (
+        "resolution rule on R1",
+        lambda d: d.update(resolution_rule="scope"),
+        "resolution_rule",
+        "only R2 episodes have a resolution_rule",
+    ),
+    (
+        "does not start with scope_switch",
+        _swap_first,
+        "events[0].type",
+        "must start with a scope_switch event, not 'user_message'",
+    ),
+    (
+        "scope_switch not earliest",
+        lambda d: ev(d, "e0").update(time=2),
+        "events[0].time",
+        "event 'e1' has an earlier time (1 < 2)",
+    ),
     # event payloads
-    ("message with item", lambda d: ev(d, "e2").update(item=dict(ev(d, "e12")["item"], id="m7")),
-     "events[2].item", "not used by event type 'user_message'"),
-    ("message without text", lambda d: ev(d, "e2").pop("text"), "events[2].text",
-     "a user_message event needs 'text'"),
-    ("scope_switch without scopes", lambda d: ev(d, "e0").pop("scopes"), "events[0].scopes",
-     "needs 'scopes'"),
-    ("update without supersedes", lambda d: ev(d, "e4").pop("supersedes"),
-     "events[4].supersedes", "needs 'supersedes'"),
-    ("tool call of unknown tool", lambda d: ev(d, "e7").update(tool="fax"), "events[7].tool",
-     "unknown tool 'fax'"),
-    ("summary item not from summary", lambda d: ev(d, "e12")["item"].update(source="user"),
-     "events[12].item.source", "must have source 'summary'"),
-    ("trust above 1", lambda d: ev(d, "e1")["item"].update(trust=1.5), "events[1].item.trust",
-     "between 0 and 1"),
-    ("valid_to before valid_from", lambda d: ev(d, "e5")["item"].update(valid_to=2),
-     "events[5].item.valid_to", "before valid_from"),
-    ("constraint that cannot be violated",
-     lambda d: ev(d, "e9")["constraint"].pop("forbid_tool"), "events[9].constraint",
-     "needs forbid_tool or forbid_text"),
-    ("constraint forbids unknown tool",
-     lambda d: ev(d, "e9")["constraint"].update(forbid_tool="fax"),
-     "events[9].constraint.forbid_tool", "unknown tool 'fax'"),
-    ("forbid_argument without forbid_value",
-     lambda d: ev(d, "e9")["constraint"].update(forbid_argument="body"),
-     "events[9].constraint.forbid_value", "go together"),
-    ("tool parameters not an object schema",
-     lambda d: d["tools"][0].update(parameters={"type": "string"}), "tools[0].parameters",
-     'type "object"'),
+    (
+        "message with item",
+        lambda d: ev(d, "e2").update(item=dict(ev(d, "e12")["item"], id="m7")),
+        "events[2].item",
+        "not used by event type 'user_message'",
+    ),
+    (
+        "message without text",
+        lambda d: ev(d, "e2").pop("text"),
+        "events[2].text",
+        "a user_message event needs 'text'",
+    ),
+    (
+        "scope_switch without scopes",
+        lambda d: ev(d, "e0").pop("scopes"),
+        "events[0].scopes",
+        "needs 'scopes'",
+    ),
+    (
+        "update without supersedes",
+        lambda d: ev(d, "e4").pop("supersedes"),
+        "events[4].supersedes",
+        "needs 'supersedes'",
+    ),
+    (
+        "tool call of unknown tool",
+        lambda d: ev(d, "e7").update(tool="fax"),
+        "events[7].tool",
+        "unknown tool 'fax'",
+    ),
+    (
+        "summary item not from summary",
+        lambda d: ev(d, "e12")["item"].update(source="user"),
+        "events[12].item.source",
+        "must have source 'summary'",
+    ),
+    (
+        "trust above 1",
+        lambda d: ev(d, "e1")["item"].update(trust=1.5),
+        "events[1].item.trust",
+        "between 0 and 1",
+    ),
+    (
+        "valid_to before valid_from",
+        lambda d: ev(d, "e5")["item"].update(valid_to=2),
+        "events[5].item.valid_to",
+        "before valid_from",
+    ),
+    (
+        "constraint that cannot be violated",
+        lambda d: ev(d, "e9")["constraint"].pop("forbid_tool"),
+        "events[9].constraint",
+        "needs forbid_tool or forbid_text",
+    ),
+    (
+        "constraint forbids unknown tool",
+        lambda d: ev(d, "e9")["constraint"].update(forbid_tool="fax"),
+        "events[9].constraint.forbid_tool",
+        "unknown tool 'fax'",
+    ),
+    (
+        "forbid_argument without forbid_value",
+        lambda d: ev(d, "e9")["constraint"].update(forbid_argument="body"),
+        "events[9].constraint.forbid_value",
+        "go together",
+    ),
+    (
+        "tool parameters not an object schema",
+        lambda d: d["tools"][0].update(parameters={"type": "string"}),
+        "tools[0].parameters",
+        'type "object"',
+    ),
 ]
 
 
-@pytest.mark.parametrize(
-    "mutate,field,fragment", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
-)
+@pytest.mark.parametrize("mutate,field,fragment", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_problem_names_file_line_episode_and_field(
     tmp_path: Path, mutate: Mutator, field: str, fragment: str
 ) -> None:
@@ -265,9 +496,7 @@ def test_collect_lists_all_problems_and_validate_raises_the_first() -> None:
     ev(d, "e6")["target"] = "m99"
     ep = episode_from_dict(d)
     problems = collect_problems(ep, path="f.jsonl", line=9)
-    assert [p.field for p in problems] == [
-        "tier", "events[6].target", "events[18].checks[0].tool"
-    ]
+    assert [p.field for p in problems] == ["tier", "events[6].target", "events[18].checks[0].tool"]
     assert all(str(p).startswith("f.jsonl:9: episode X-1: ") for p in problems)
     with pytest.raises(EpisodeFormatError) as info:
         validate_episode(ep, path="f.jsonl", line=9)

@@ -1,4 +1,8 @@
-"""memrisk run: run a reference agent over episodes and write traces and scores."""
+"""memrisk run: run a reference agent or any lm-eval model over the episodes.
+
+Scripted mode replies once per decision point; interactive mode carries the
+agent's replies and tool results forward (see lm_eval_memrisk.interactive).
+"""
 
 from __future__ import annotations
 
@@ -6,51 +10,86 @@ import argparse
 import json
 from pathlib import Path
 
-from tqdm import tqdm
+from lm_eval_memrisk.errors import MemriskError
 
-HELP = "run a reference agent over the episodes; write traces.jsonl and scores.jsonl"
+HELP = "run an agent or lm-eval model over the episodes; write traces, scores and lm-eval style samples"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from lm_eval_memrisk.agents import AGENT_NAMES
 
-    p.add_argument("--agent", required=True, choices=AGENT_NAMES)
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--agent", choices=AGENT_NAMES, help="a reference agent")
+    who.add_argument("--model", help="an lm-eval model name, e.g. llama-cpp, hf, local-chat-completions")
+    p.add_argument("--model_args", default="", help="lm-eval model_args, e.g. model=smollm2-135m")
+    p.add_argument("--mode", default="scripted", choices=("scripted", "interactive"))
+    p.add_argument("--max-steps", type=int, default=4, help="interactive: model calls per decision point")
+    p.add_argument("--memory-policy", default="full", help="full | recency:K | bm25:K | embedding:K")
+    p.add_argument("--no-chat-template", action="store_true", help="send flattened transcripts")
     p.add_argument("--episodes", help="episode JSONL file (default: the shipped dataset)")
     p.add_argument("--track", default="main", choices=("main", "r6", "all"))
     p.add_argument("--risk", help="only this risk, e.g. R3")
-    p.add_argument("--out", help="folder for traces.jsonl and scores.jsonl")
+    p.add_argument("--limit", type=int, help="only the first N episodes")
+    p.add_argument("--out", help="output folder (traces.jsonl, scores.jsonl, lm-eval style samples)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
     p.add_argument("--variant", default="default", choices=("default", "safety_aware"))
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
-def run(args: argparse.Namespace) -> int:
+def _generate(args: argparse.Namespace):  # -> (Generate, name, config, episode_major)
     from lm_eval_memrisk.agents import get_agent
+    from lm_eval_memrisk.interactive import agent_generate
+
+    if args.agent:
+        return agent_generate(get_agent(args.agent)), args.agent, {"agent": args.agent}, False
+    from lm_eval_memrisk.harness.lm_adapter import lm_generate, load_lm
+
+    lm = load_lm(args.model, args.model_args)
+    info = dict(getattr(lm, "get_model_info", lambda: {})() or {})
+    name = (args.model + "-" + args.model_args.replace("=", "-").replace(",", "_")).strip("-")
+    config = {"model": args.model, "model_args": args.model_args, **info}
+    return lm_generate(lm, apply_chat_template=not args.no_chat_template), name, config, args.model == "llama-cpp"
+
+
+def run(args: argparse.Namespace) -> int:
     from lm_eval_memrisk.harness.docs import fingerprint
+    from lm_eval_memrisk.interactive import run_interactive
     from lm_eval_memrisk.loader import load_episodes
-    from lm_eval_memrisk.runner import run_episode
+    from lm_eval_memrisk.policies import make_policy
+    from lm_eval_memrisk.run_store import RunStore
+    from lm_eval_memrisk.runner import run_scripted
     from lm_eval_memrisk.scorer import score
     from lm_eval_memrisk.summary import format_table, signature, summarize
 
+    if args.resume and not args.out:
+        raise MemriskError("--resume needs --out (the folder of the interrupted run)")
     everything = load_episodes(args.episodes, track="all")
     episodes = [e for e in everything if args.track == "all" or e.track == args.track]
     if args.risk:
         episodes = [e for e in episodes if e.risk == args.risk.upper()]
-    agent = get_agent(args.agent)
-    traces, results = [], []
-    for ep in tqdm(episodes, desc=f"run {args.agent}", unit="ep", disable=args.json):
-        trace = run_episode(ep, agent)
-        traces.append(trace)
-        results.append(score(ep, trace, variant=args.variant))
-    sig = signature(fingerprint(everything), variant=args.variant, agent=args.agent)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        with open(out / "traces.jsonl", "w", encoding="utf-8") as f:
-            for t in traces:
-                f.write(json.dumps(t.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
-        with open(out / "scores.jsonl", "w", encoding="utf-8") as f:
-            for r in results:
-                f.write(json.dumps(r.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+    if args.limit:
+        episodes = episodes[: args.limit]
+    policy = make_policy(args.memory_policy)
+    generate, name, config, episode_major = _generate(args)
+    config.update(mode=args.mode, memory_policy=args.memory_policy, max_steps=args.max_steps)
+    store = RunStore(Path(args.out), resume=args.resume) if args.out else None
+    todo = [e for e in episodes if store is None or e.id not in store.finished]
+    on_trace = store.append if store else None
+    if args.mode == "interactive":
+        traces = run_interactive(
+            todo, generate, name, max_steps=args.max_steps, policy=policy,
+            episode_major=episode_major, on_trace=on_trace, progress=not args.json,
+        )
+    else:
+        traces = run_scripted(todo, generate, name, policy, on_trace=on_trace, progress=not args.json)
+    dataset_hash = fingerprint(everything)
+    if store:
+        results = store.finalize(episodes, dataset_hash, name, config, variant=args.variant)
+    else:
+        by_id = {t.episode_id: t for t in traces}
+        results = [score(e, by_id[e.id], variant=args.variant) for e in episodes]
+    sig = signature(dataset_hash, variant=args.variant, policy=args.memory_policy, mode=args.mode, agent=name)
     summary = summarize(results, args.variant, sig)
     print(json.dumps(summary, sort_keys=True) if args.json else format_table(summary))
     return 0
+

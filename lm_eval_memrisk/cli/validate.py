@@ -17,7 +17,10 @@ MAX_SHOWN = 50
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "file", nargs="?", default=None, metavar="FILE",
+        "file",
+        nargs="?",
+        default=None,
+        metavar="FILE",
         help="episode JSONL file (default: lm_eval_memrisk/data/episodes_v1.jsonl)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON report on stdout")
@@ -48,8 +51,14 @@ def run(args: argparse.Namespace) -> int:
             "tracks": scan.track_counts(),
             "dataset_hash": digest,
             "problems": [
-                {"path": p.path, "line": p.line, "episode_id": p.episode_id,
-                 "field": p.field, "message": p.reason, "text": str(p)}
+                {
+                    "path": p.path,
+                    "line": p.line,
+                    "episode_id": p.episode_id,
+                    "field": p.field,
+                    "message": p.reason,
+                    "text": str(p),
+                }
                 for p in scan.problems
             ],
         }
@@ -69,5 +78,10 @@ def run(args: argparse.Namespace) -> int:
     if hidden > 0:
         print(f"... and {hidden} more (use --json to list all)", file=sys.stderr)
     n = len(scan.problems)
-    print(f"FAILED: {n} problem{'s' if n != 1 else ''}; {_summary(scan)} are valid", file=sys.stderr)
+    counts, k = scan.track_counts(), len(scan.episodes)
+    print(
+        f"FAILED: {n} problem{'s' if n != 1 else ''} in {scan.path}; {k} valid "
+        f"episode{'s' if k != 1 else ''} (main {counts['main']}, r6 {counts['r6']})",
+        file=sys.stderr,
+    )
     return 1

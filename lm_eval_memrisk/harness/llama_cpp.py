@@ -184,7 +184,7 @@ class LlamaCppLM(LM):
         assert name is not None
         try:
             handler = lcf.get_chat_completion_handler(name)
-        except ValueError as exc:
+        except Exception as exc:  # LlamaChatCompletionHandlerNotFoundException (a KeyError)
             raise ValueError(f"llama-cpp: unknown chat_format {name!r}: {exc}") from None
         cells = dict(zip(handler.__code__.co_freevars, handler.__closure__ or (), strict=False))
         cell = cells.get("chat_formatter")

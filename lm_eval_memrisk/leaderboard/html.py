@@ -214,7 +214,7 @@ def _failures(row: Row, anchor: str) -> str:
 def _episode(e: EpisodeOutcome, anchor: str) -> str:
     checks = "".join(
         f"<tr><td>{escape(c.decision_id)}</td><td>{escape(c.check_id)}</td><td>{escape(c.kind)}</td>"
-        f'<td>{escape(c.channel)}</td><td class="ev">{escape(c.evidence)}</td></tr>'
+        f'<td>{escape(c.channel)}</td><td class="ev">{c.evidence}</td></tr>'
         for c in e.failed_checks
     )
     table = (

@@ -1,0 +1,69 @@
+"""Use any lm-eval model (hf, vllm, local-chat-completions, llama-cpp, ...) as an agent.
+
+``load_lm`` builds the model from the same ``--model``/``--model_args`` strings as
+lm_eval; ``lm_generate`` turns it into the batch ``Generate`` function of
+:mod:`lm_eval_memrisk.interactive`, one ``generate_until`` call per round.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.harness.docs import to_rows
+from lm_eval_memrisk.runner import Generate, Request
+from lm_eval_memrisk.render import flatten
+
+DEFAULT_GEN_KWARGS: dict[str, Any] = {
+    "until": ["\nUSER:", "<|im_end|>", "<|endoftext|>", "<|eot_id|>"],
+    "max_gen_toks": 256,
+    "do_sample": False,
+    "temperature": 0.0,
+}
+
+
+def load_lm(model: str, model_args: str = "") -> Any:
+    import lm_eval_memrisk._autoload as autoload
+
+    autoload.install()
+    from lm_eval.api.registry import get_model
+
+    try:
+        cls = get_model(model)
+    except ValueError as exc:
+        raise MemriskError(str(exc)) from exc
+    return cls.create_from_arg_string(model_args, {"batch_size": 1, "device": "cpu"})
+
+
+def _decision_index(req: Request) -> int:
+    return [dp.id for dp in req.episode.decision_points].index(req.decision_id)
+
+
+def lm_generate(lm: Any, gen_kwargs: dict[str, Any] | None = None, apply_chat_template: bool = True) -> Generate:
+    """A batch Generate function backed by an lm-eval LM."""
+    from lm_eval.api.instance import Instance
+
+    kwargs = dict(DEFAULT_GEN_KWARGS, **(gen_kwargs or {}))
+
+    def context(messages: list[dict[str, str]]) -> Any:
+        if apply_chat_template:
+            try:
+                return lm.apply_chat_template(messages)
+            except NotImplementedError:
+                pass
+        return flatten(messages)
+
+    def generate(batch: Sequence[Request]) -> list[str]:
+        instances = [
+            Instance(
+                request_type="generate_until",
+                doc=to_rows([req.episode])[0],
+                arguments=(context(req.messages), dict(kwargs)),
+                idx=_decision_index(req),
+                metadata=("memrisk_interactive", i, 1),
+            )
+            for i, req in enumerate(batch)
+        ]
+        return [str(r) for r in lm.generate_until(instances)]
+
+    return generate

@@ -1,0 +1,94 @@
+"""Memory policies: which memory notes the agent sees at a decision point.
+
+* ``full`` — every note (the default; the paper's setting);
+* ``recency:K`` — the K most recently written notes;
+* ``bm25:K`` — the K notes that best match the last user message (BM25 via
+  the ``rank_bm25`` library);
+* ``embedding:K`` — the K notes closest to the last user message under a real
+  local sentence-embedding model (see :mod:`lm_eval_memrisk.embedding`).
+
+The policy name and parameters are written into every trace and result.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.render import MemoryPolicy
+from lm_eval_memrisk.trace import ItemState
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def note_text(item: ItemState) -> str:
+    return f"{item.key}: {item.value}"
+
+
+def tokenize(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+@dataclass(frozen=True)
+class Recency:
+    k: int
+
+    @property
+    def name(self) -> str:
+        return f"recency:{self.k}"
+
+    def select(self, items: Sequence[ItemState], query: str) -> list[ItemState]:
+        return sorted(items, key=lambda i: (i.written_at, i.id))[-self.k :]
+
+
+@dataclass(frozen=True)
+class BM25:
+    k: int
+
+    @property
+    def name(self) -> str:
+        return f"bm25:{self.k}"
+
+    def select(self, items: Sequence[ItemState], query: str) -> list[ItemState]:
+        if len(items) <= self.k:
+            return list(items)
+        try:
+            from rank_bm25 import BM25Okapi
+        except ImportError as exc:  # pragma: no cover - depends on the extra
+            raise MemriskError("the bm25 memory policy needs `pip install rank-bm25` (extra [memory])") from exc
+        corpus = [tokenize(note_text(i)) or ["_"] for i in items]
+        scores = BM25Okapi(corpus).get_scores(tokenize(query))
+        order = sorted(range(len(items)), key=lambda n: (-scores[n], -items[n].written_at, items[n].id))
+        return [items[n] for n in order[: self.k]]
+
+
+@dataclass(frozen=True)
+class Embedding:
+    k: int
+
+    @property
+    def name(self) -> str:
+        return f"embedding:{self.k}"
+
+    def select(self, items: Sequence[ItemState], query: str) -> list[ItemState]:
+        if len(items) <= self.k:
+            return list(items)
+        from lm_eval_memrisk.embedding import embed
+
+        vecs = embed([note_text(i) for i in items] + [query])
+        sims = vecs[:-1] @ vecs[-1]
+        order = sorted(range(len(items)), key=lambda n: (-round(float(sims[n]), 6), -items[n].written_at, items[n].id))
+        return [items[n] for n in order[: self.k]]
+
+
+def make_policy(spec: str | None) -> MemoryPolicy | None:
+    """Parse ``full``, ``recency:K``, ``bm25:K`` or ``embedding:K`` (None = full)."""
+    if spec is None or spec == "full":
+        return None
+    name, _, k = spec.partition(":")
+    classes = {"recency": Recency, "bm25": BM25, "embedding": Embedding}
+    if name not in classes or not k.isdigit() or int(k) < 1:
+        raise MemriskError(f"unknown memory policy {spec!r}; use full, recency:K, bm25:K or embedding:K")
+    return classes[name](int(k))  # type: ignore[return-value]

@@ -1,0 +1,113 @@
+"""Where ``memrisk run`` writes: resumable traces plus lm-eval-compatible files.
+
+``traces.jsonl`` is appended one finished episode at a time (flushed and synced),
+so a run killed at any point loses at most the episode in flight.  ``--resume``
+drops a torn last line, skips the episodes already there and appends the rest.
+When the run completes, ``scores.jsonl`` and an lm-eval style folder
+(``<name>/results_<date>.json`` and ``<name>/samples_memriskbench_<task>_<date>.jsonl``)
+are written from the traces, in dataset order, so rescore, select, stats and the
+leaderboard read these runs like lm-eval's own.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.harness.docs import to_rows
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.sample_record import sample_metrics
+from lm_eval_memrisk.scorer import ScoreResult, score
+from lm_eval_memrisk.trace import Trace
+
+
+def task_name(episode: Episode) -> str:
+    return f"memriskbench_{episode.risk.lower()}"
+
+
+class RunStore:
+    def __init__(self, out_dir: Path, resume: bool = False):
+        self.out = Path(out_dir)
+        self.traces_path = self.out / "traces.jsonl"
+        self.out.mkdir(parents=True, exist_ok=True)
+        if self.traces_path.exists() and not resume:
+            raise MemriskError(
+                f"{self.traces_path} already exists: pass --resume to continue that run, "
+                f"or choose another --out (nothing is overwritten)"
+            )
+        self.finished: dict[str, Trace] = self._load() if resume else {}
+
+    def _load(self) -> dict[str, Trace]:
+        if not self.traces_path.exists():
+            return {}
+        raw = self.traces_path.read_bytes()
+        keep = raw[: raw.rfind(b"\n") + 1]  # a torn last line is dropped
+        if len(keep) != len(raw):
+            self.traces_path.write_bytes(keep)
+        done: dict[str, Trace] = {}
+        for lineno, line in enumerate(keep.decode("utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                trace = Trace.from_dict(json.loads(line))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise MemriskError(f"{self.traces_path}:{lineno}: not a trace ({exc!r})") from exc
+            done[trace.episode_id] = trace
+        return done
+
+    def append(self, trace: Trace) -> None:
+        with open(self.traces_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(trace.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        self.finished[trace.episode_id] = trace
+
+    def finalize(
+        self, episodes: Sequence[Episode], dataset_hash: str, name: str, config: dict[str, Any],
+        variant: str = "default",
+    ) -> list[ScoreResult]:
+        """Write scores.jsonl and the lm-eval style folder; returns the scores."""
+        missing = [e.id for e in episodes if e.id not in self.finished]
+        if missing:
+            raise MemriskError(f"run incomplete: {len(missing)} episodes have no trace (e.g. {missing[0]})")
+        results = [score(e, self.finished[e.id], variant=variant) for e in episodes]
+        with open(self.out / "scores.jsonl", "w", encoding="utf-8") as fh:
+            for r in results:
+                fh.write(json.dumps(r.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+        self._write_lm_eval_folder(episodes, dataset_hash, name, config)
+        return results
+
+    def _write_lm_eval_folder(
+        self, episodes: Sequence[Episode], dataset_hash: str, name: str, config: dict[str, Any]
+    ) -> None:
+        folder = self.out / name
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = _dt.datetime.now().isoformat().replace(":", "-")
+        by_task: dict[str, list[dict[str, Any]]] = {}
+        for ep in episodes:
+            by_task.setdefault(task_name(ep), []).append(self._sample(ep, dataset_hash, len(by_task.get(task_name(ep), []))))
+        results: dict[str, Any] = {}
+        for task, samples in sorted(by_task.items()):
+            with open(folder / f"samples_{task}_{stamp}.jsonl", "w", encoding="utf-8") as fh:
+                for s in samples:
+                    fh.write(json.dumps(s, ensure_ascii=False, sort_keys=True) + "\n")
+            n = len(samples)
+            results[task] = {"name": task, "alias": task, "sample_len": n, "episodes,none": n}
+            for metric in ("pass", "score", "pass_safety_aware", "pass_original"):
+                results[task][f"{metric},none"] = sum(s[metric] for s in samples) / n
+        payload = {"results": results, "config": config, "model_name": name, "date": stamp}
+        (folder / f"results_{stamp}.json").write_text(json.dumps(payload, indent=2, sort_keys=True), encoding="utf-8")
+
+    def _sample(self, ep: Episode, dataset_hash: str, doc_id: int) -> dict[str, Any]:
+        trace = self.finished[ep.id]
+        metrics = sample_metrics(ep, trace, dataset_hash)
+        replies = [[d.raw_reply] for d in trace.decisions]
+        return {
+            "doc_id": doc_id, "doc": to_rows([ep], dataset_hash)[0], "filter": "none",
+            "resps": replies, "filtered_resps": [r[0] for r in replies],
+            "metrics": sorted(metrics), **metrics,
+        }

@@ -1,0 +1,315 @@
+"""Leaderboard: collection, Wilson columns, flags, refusals, bad input, MD/CSV/HTML output.
+
+The run folders in tests/data/leaderboard/ are hand-made (see make_runs.py for the
+pass patterns); every expected number below can be worked out on paper.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lm_eval_memrisk.cli import main as cli_main
+from lm_eval_memrisk.errors import MemriskError, SamplesError
+from lm_eval_memrisk.leaderboard import bottom_flags, build, collect, write_leaderboard
+from lm_eval_memrisk.leaderboard import html, table
+from lm_eval_memrisk.leaderboard.selector_report import read_selector_report
+from lm_eval_memrisk.leaderboard.summary import Leaderboard, Row
+
+DATA = Path(__file__).parent / "data" / "leaderboard"
+RUNS = [DATA / "runs", DATA / "extra" / "delta"]
+DATE = "2026-02-01T10-00-00.000000"
+
+
+def quiet(_: str) -> None:
+    pass
+
+
+@pytest.fixture(scope="module")
+def board() -> Leaderboard:
+    return build(collect(RUNS, quiet))
+
+
+def row(board: Leaderboard, name: str) -> Row:
+    return next(r for r in board.rows if r.system.name == name)
+
+
+# --- collection --------------------------------------------------------------
+
+
+def test_output_folder_and_model_folder_both_give_systems(board: Leaderboard) -> None:
+    assert [r.system.name for r in board.rows] == ["alpha", "beta", "delta", "gamma"]
+    assert row(board, "delta").system.folder == DATA / "extra" / "delta"
+
+
+def test_newest_results_file_wins_and_is_reported() -> None:
+    said: list[str] = []
+    systems = collect([DATA / "runs"], said.append)
+    beta = next(s for s in systems if s.name == "beta")
+    assert beta.results_file.name == f"results_{DATE}.json"
+    assert sum(e.passed for e in beta.episodes) == 14  # the older run passed all 20
+    assert any("2 results files" in m and f"results_{DATE}.json" in m for m in said)
+
+
+def test_signature_fields(board: Leaderboard) -> None:
+    alpha, gamma = row(board, "alpha").system.signature, row(board, "gamma").system.signature
+    assert alpha.model_hash == "sha256:" + "1" * 64  # results["config"]["gguf_sha256"]
+    assert gamma.model_hash is None
+    assert (gamma.memory_policy, gamma.mode, gamma.variant) == ("recent", "interactive", "default")
+    assert row(board, "delta").system.signature.variant == "safety"
+    assert alpha.dataset_hash == "sha256:" + "a" * 64 and alpha.scorer_version == "1.0"
+
+
+def test_refuses_mixed_dataset_versions() -> None:
+    with pytest.raises(MemriskError) as err:
+        collect([DATA / "runs", DATA / "other_dataset"], quiet)
+    msg = str(err.value)
+    assert "different dataset versions" in msg
+    assert str(DATA / "runs" / "alpha") in msg and "sha256:" + "a" * 64 in msg
+    assert str(DATA / "other_dataset" / "epsilon") in msg and "sha256:" + "b" * 64 in msg
+
+
+def test_cli_refusal_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli_main(["leaderboard", str(DATA / "runs"), str(DATA / "other_dataset"), "--out", str(tmp_path)])
+    assert rc == 2
+    assert "error: systems were run on different dataset versions" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+def test_same_model_name_twice_is_named_by_folder(tmp_path: Path) -> None:
+    shutil.copytree(DATA / "runs" / "alpha", tmp_path / "variant_a" / "alpha")
+    shutil.copytree(DATA / "runs" / "alpha", tmp_path / "variant_b" / "alpha")
+    names = [s.name for s in collect([tmp_path / "variant_a", tmp_path / "variant_b"], quiet)]
+    assert names == ["variant_a/alpha", "variant_b/alpha"]
+
+
+def test_same_folder_twice_is_refused() -> None:
+    with pytest.raises(MemriskError, match="given twice"):
+        collect([DATA / "runs", DATA / "runs" / "alpha"], quiet)
+
+
+def test_empty_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(MemriskError, match="no results_"):
+        collect([tmp_path], quiet)
+
+
+def test_results_without_samples_is_refused(tmp_path: Path) -> None:
+    shutil.copy(DATA / "runs" / "alpha" / f"results_{DATE}.json", tmp_path)
+    with pytest.raises(MemriskError, match="--log_samples"):
+        collect([tmp_path], quiet)
+
+
+def _corrupt(tmp_path: Path, lineno: int, edit) -> Path:
+    """A copy of alpha whose R2 samples file has line ``lineno`` replaced by edit(obj)."""
+    folder = tmp_path / "alpha"
+    shutil.copytree(DATA / "runs" / "alpha", folder)
+    path = folder / f"samples_memriskbench_r2_{DATE}.jsonl"
+    lines = path.read_text().splitlines()
+    lines[lineno - 1] = edit(json.loads(lines[lineno - 1]))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _set(obj: dict, dotted: str, value: object) -> str:
+    *parents, last = dotted.split(".")
+    target = obj
+    for p in parents:
+        target = target[p]
+    if value is KeyError:
+        del target[last]
+    else:
+        target[last] = value
+    return json.dumps(obj)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda o: json.dumps(o)[:-5], "not valid JSON"),
+        (lambda o: "[1, 2]", "must be a JSON object"),
+        (lambda o: _set(o, "pass", 0.5), "'pass' must be 0 or 1, got 0.5"),
+        (lambda o: _set(o, "pass_safety_aware", KeyError), "missing per-sample metric 'pass_safety_aware'"),
+        (lambda o: _set(o, "score", "high"), "'score' must be a number"),
+        (lambda o: _set(o, "episodes", KeyError), "missing the 'episodes' record"),
+        (lambda o: _set(o, "episodes.risk", "R9"), "episodes.risk must be one of"),
+        (lambda o: _set(o, "episodes.tier", "extreme"), "episodes.tier must be one of"),
+        (lambda o: _set(o, "episodes.dataset_hash", ""), "episodes.dataset_hash must be a non-empty string"),
+        (lambda o: _set(o, "episodes.checks", [{"check_id": "c1"}]), "episodes.checks[0]"),
+        (lambda o: _set(o, "episodes.scorer_version", "2.0"), "scorer_version '2.0' differs"),
+    ],
+)
+def test_malformed_sample_line_names_file_and_line(tmp_path: Path, edit, message: str) -> None:
+    path = _corrupt(tmp_path, 3, edit)
+    with pytest.raises(SamplesError) as err:
+        collect([tmp_path / "alpha"], quiet)
+    assert str(err.value).startswith(f"{path}:3: ")
+    assert message in str(err.value)
+
+
+def test_duplicate_episode_names_both_places(tmp_path: Path) -> None:
+    folder = tmp_path / "alpha"
+    shutil.copytree(DATA / "runs" / "alpha", folder)
+    r1 = folder / f"samples_memriskbench_r1_{DATE}.jsonl"
+    first = r1.read_text().splitlines()[0]
+    r2 = folder / f"samples_memriskbench_r2_{DATE}.jsonl"
+    r2.write_text(r2.read_text() + first + "\n")
+    with pytest.raises(SamplesError, match=re.escape(f"{r2}:5: episode R1-E-001 already logged at {r1}:1")):
+        collect([folder], quiet)
+
+
+# --- numbers -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "system, risk, k, n, lo, hi",
+    [  # Wilson 95% (z = 1.959964), worked out by hand
+        ("alpha", "R3", 3, 4, 0.3006, 0.9544),
+        ("alpha", "R1", 4, 4, 0.5101, 1.0000),
+        ("beta", "R3", 2, 4, 0.1500, 0.8500),
+        ("gamma", "R3", 1, 4, 0.0456, 0.6994),
+        ("gamma", "R6", 0, 2, 0.0000, 0.6576),
+    ],
+)
+def test_wilson_columns(board: Leaderboard, system: str, risk: str, k: int, n: int, lo: float, hi: float) -> None:
+    rate = row(board, system).risks[risk].default
+    assert (rate.k, rate.n) == (k, n)
+    assert rate.lo == pytest.approx(lo, abs=1e-4) and rate.hi == pytest.approx(hi, abs=1e-4)
+
+
+def test_safety_aware_side_by_side(board: Leaderboard) -> None:
+    gamma = row(board, "gamma")
+    assert (gamma.risks["R3"].default.k, gamma.risks["R3"].safety.k) == (1, 3)
+    assert (gamma.risks["R5"].default.k, gamma.risks["R5"].safety.k) == (3, 4)
+    assert (gamma.overall.default.k, gamma.overall.safety.k) == (12, 15)
+
+
+def test_overall_tiers_and_score_cover_the_main_track_only(board: Leaderboard) -> None:
+    assert board.risks == ("R1", "R2", "R3", "R4", "R5", "R6")
+    gamma = row(board, "gamma")  # R6 0/2 must not pull the overall down
+    assert (gamma.overall.default.k, gamma.overall.default.n) == (12, 20)
+    assert gamma.mean_score == pytest.approx((12 * 1.0 + 8 * 0.5) / 20)
+    assert [(gamma.tiers[t].k, gamma.tiers[t].n) for t in ("easy", "medium", "hard")] == [(9, 10), (2, 5), (1, 5)]
+    assert row(board, "beta").risks["R6"].default.n == 0
+
+
+def test_r6_column_only_when_present() -> None:
+    assert build(collect([DATA / "runs" / "beta"], quiet)).risks == ("R1", "R2", "R3", "R4", "R5")
+
+
+def test_ranks_share_ties(board: Leaderboard) -> None:
+    assert [(r.system.name, r.rank) for r in board.rows] == [("alpha", 1), ("beta", 2), ("delta", 3), ("gamma", 3)]
+
+
+def test_high_risk_flags(board: Leaderboard) -> None:
+    flagged = {r.system.name: (r.flag_overall, r.flag_risks) for r in board.rows}
+    assert flagged == {
+        "alpha": (False, ()),
+        "beta": (False, ("R4", "R5")),  # R4: beta and delta tie at the bottom
+        "delta": (True, ("R1", "R2", "R3", "R4", "R5")),
+        "gamma": (True, ("R1", "R2", "R3", "R5", "R6")),  # R5: three-way tie for second-lowest
+    }
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ({"a": 0.9, "b": 0.5, "c": 0.4, "d": 0.1}, {"c", "d"}),
+        ({"a": 0.9, "b": 0.5, "c": 0.5, "d": 0.1}, {"b", "c", "d"}),  # tie at the boundary: both
+        ({"a": 0.9, "b": 0.1, "c": 0.1, "d": 0.1}, {"b", "c", "d"}),
+        ({"a": 0.5, "b": 0.5, "c": 0.5}, set()),  # all tie: no one is worse
+        ({"a": 0.9, "b": 0.2}, {"b"}),  # the best is never flagged
+        ({"a": 0.9, "b": None, "c": 0.1, "d": 0.5}, {"c", "d"}),  # no episodes: left out
+        ({}, set()),
+    ],
+)
+def test_bottom_flags_table(values: dict[str, float | None], expected: set[str]) -> None:
+    assert bottom_flags(values) == expected
+
+
+# --- outputs -----------------------------------------------------------------
+
+
+def test_csv_content(board: Leaderboard) -> None:
+    rows = list(csv.DictReader(io.StringIO(table.to_csv(board))))
+    assert [r["system"] for r in rows] == ["alpha", "beta", "delta", "gamma"]
+    alpha = rows[0]
+    assert (alpha["R3_k"], alpha["R3_n"], alpha["R3_pass"], alpha["R3_lo"], alpha["R3_hi"]) == (
+        "3", "4", "0.7500", "0.3006", "0.9544"
+    )
+    assert alpha["model_hash"] == "sha256:" + "1" * 64 and alpha["high_risk"] == ""
+    gamma = rows[3]
+    assert (gamma["R3_sa_k"], gamma["overall_k"], gamma["overall_n"], gamma["mean_score"]) == ("3", "12", "20", "0.8000")
+    assert gamma["high_risk"] == "overall, R1, R2, R3, R5, R6" and gamma["memory_policy"] == "recent"
+    assert rows[1]["R6_n"] == "0" and rows[1]["R6_pass"] == ""
+    assert gamma["failures"] == "10"
+
+
+def test_markdown_content(board: Leaderboard) -> None:
+    md = table.to_markdown(board)
+    lines = md.splitlines()
+    head = next(ln for ln in lines if ln.startswith("| Rank"))
+    assert "| R1 | R1 SA |" in head and "| R6 | R6 SA |" in head and "| Overall | Overall SA | Mean score |" in head
+    body = [ln for ln in lines if re.match(r"\| \d ", ln)]
+    assert [ln.split(" | ")[1] for ln in body] == ["alpha", "beta", "delta", "gamma"]
+    assert "| 3/4 0.75 [0.30, 0.95] |" in body[0]
+    assert body[3].count(" | ") == head.count(" | ")
+    assert "overall, R1, R2, R3, R5, R6" in body[3]
+    assert "- **gamma**: `model=gamma | data=sha256:" in md and "policy=recent | mode=interactive`" in md
+
+
+def test_html_is_self_contained_and_escaped(board: Leaderboard) -> None:
+    page = html.render(board, {"heatmap.png": b"\x89PNG fake"})
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I)
+    assert not re.search(r"@import|url\(", page)
+    assert re.findall(r'<img[^>]*src="([^"]{0,22})', page) == ["data:image/png;base64,"]
+    assert "<script>alert" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert page.count("<script>") == 1
+
+
+def test_html_rows_link_to_their_failures(board: Leaderboard) -> None:
+    page = html.render(board)
+    for r in board.rows:
+        m = re.search(rf'<tr id="([^"]+)"[^>]*data-system="{r.system.name}".*?</tr>', page)
+        assert m, r.system.name
+        assert (f'href="#fail-{m.group(1)}"' in m.group(0)) == bool(r.failures)
+        assert f'<section id="fail-{m.group(1)}">' in page
+        for e in r.failures:
+            assert f'id="fail-{m.group(1)}-{e.episode_id}"' in page
+        assert f'data-signature="{table.signature_text(r.system.signature)}"' in page
+    assert "tool send_email was called although constraint k1 forbids it" in page
+
+
+def test_selector_report_shapes(tmp_path: Path) -> None:
+    points = read_selector_report(DATA / "selector_report.json")
+    assert [(p.method, p.fraction) for p in points][:3] == [("difficulty", 0.2), ("difficulty", 0.3), ("difficulty", 0.5)]
+    psi = next(p for p in points if p.method == "psi")
+    assert (psi.rho, psi.lo, psi.hi) == (0.9, 0.8, 1.0)
+    bad = tmp_path / "report.json"
+    bad.write_text(json.dumps({"summary": "nothing here"}))
+    with pytest.raises(MemriskError, match="no method comparison found"):
+        read_selector_report(bad)
+    bad.write_text(json.dumps([{"method": "psi", "fraction": 0.2, "spearman": "high"}]))
+    with pytest.raises(MemriskError, match=r"rows\[0\]: spearman must be a number"):
+        read_selector_report(bad)
+
+
+def test_cli_writes_every_file_deterministically(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib", reason="figures need the plots extra")
+    args = ["leaderboard", *map(str, RUNS), "--selector-report", str(DATA / "selector_report.json")]
+    assert cli_main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert "2 results files, using the newest" in capsys.readouterr().err
+    names = ["heatmap.png", "leaderboard.csv", "leaderboard.html", "leaderboard.md", "ranking.png", "tiers.png"]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == names
+    for png in ("heatmap.png", "tiers.png", "ranking.png"):
+        assert (tmp_path / "a" / png).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    page = (tmp_path / "a" / "leaderboard.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 3
+    write_leaderboard(RUNS, tmp_path / "b", DATA / "selector_report.json", warn=quiet)
+    for name in names:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
