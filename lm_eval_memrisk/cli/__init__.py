@@ -31,7 +31,7 @@ COMMANDS: dict[str, str] = {
 
 
 def _available() -> dict[str, object]:
-    mods = {}
+    mods: dict[str, object] = {}
     for name, mod in COMMANDS.items():
         try:
             mods[name] = importlib.import_module(f"{__name__}.{mod}")

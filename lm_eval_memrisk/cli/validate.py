@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _summary(scan: FileScan) -> str:
     counts = scan.track_counts()
     n = len(scan.episodes)
-    return f"{n} episode{'s' if n != 1 else ''} (main {counts['main']}, r6 {counts['r6']}) in {scan.path}"
+    plural = "s" if n != 1 else ""
+    return f"{n} episode{plural} (main {counts['main']}, r6 {counts['r6']}) in {scan.path}"
 
 
 def run(args: argparse.Namespace) -> int:

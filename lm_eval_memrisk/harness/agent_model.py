@@ -1,12 +1,19 @@
-"""The reference agents as an lm-eval model: ``--model memrisk-agent --model_args agent=oracle``.
+"""``memrisk-agent``: reference agents, or any lm-eval model wrapped as an agent.
 
-Lets the whole lm-eval path be checked without a language model: each
-generate_until request carries its doc (the episode) and its index (the decision
-point), so a reference agent can answer it.
+* ``--model_args agent=oracle`` (or stale, leaky, ...): answers with a reference
+  agent, so the whole lm-eval path can be checked without a language model.
+* ``--model_args base=llama-cpp,model=smollm2-135m,mode=interactive`` (any other
+  keys go to the base model): runs the base model as an agent in ``mode``
+  ``scripted`` or ``interactive`` with an optional ``memory_policy`` and
+  ``max_steps``.  lm-eval answers each request once, so the wrapper runs the whole
+  episode itself and returns, for each decision point, an envelope holding the
+  decision record; the task's process_results scores the recorded steps.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
 from typing import Any
 
 from lm_eval.api.model import LM
@@ -17,18 +24,43 @@ from lm_eval_memrisk.agents import AGENT_NAMES, get_agent
 from lm_eval_memrisk.harness.docs import episode_of
 from lm_eval_memrisk.runner import call_agent, prompts
 
+_LM_EVAL_KWARGS = ("batch_size", "max_batch_size", "device")
+
 
 @register_model("memrisk-agent")
 class MemriskAgentLM(LM):
-    """Answers MemRiskBench requests with a reference agent (oracle, stale, ...)."""
+    """Answers MemRiskBench requests with a reference agent or a wrapped model."""
 
-    def __init__(self, agent: str = "oracle", **kwargs: Any) -> None:
+    def __init__(
+        self, agent: str = "oracle", base: str | None = None, mode: str = "scripted",
+        max_steps: int = 4, memory_policy: str = "full", **kwargs: Any,
+    ) -> None:
         super().__init__()
-        self.agent_name = agent
-        self.agent = get_agent(agent)
-        self.model = f"memrisk-agent-{agent}"  # names the output folder
+        from lm_eval_memrisk.policies import make_policy
 
+        if mode not in ("scripted", "interactive"):
+            raise ValueError(f"mode must be scripted or interactive, not {mode!r}")
+        self.mode, self.max_steps = mode, int(max_steps)
+        self.policy_spec, self.policy = memory_policy, make_policy(memory_policy)
+        self.base_name = base
+        if base:
+            from lm_eval_memrisk.harness.lm_adapter import load_lm
+
+            base_args = ",".join(f"{k}={v}" for k, v in kwargs.items() if k not in _LM_EVAL_KWARGS and v is not None)
+            self.base = load_lm(base, base_args)
+            self.agent_name = f"{base}({base_args})"
+        else:
+            self.base, self.agent_name = None, agent
+            self.agent = get_agent(agent)
+        self.model = kwargs.get("model") or f"memrisk-agent-{agent}"
+
+    # -- generation -------------------------------------------------------------
     def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
+        if self.base is None and self.mode == "scripted" and self.policy is None:
+            return self._reference_replies(requests, disable_tqdm)
+        return self._episode_replies(requests, disable_tqdm)
+
+    def _reference_replies(self, requests: list[Any], disable_tqdm: bool) -> list[str]:
         out = []
         for req in tqdm(requests, disable=disable_tqdm, desc=f"memrisk-agent {self.agent_name}"):
             episode = episode_of(req.doc)
@@ -36,6 +68,39 @@ class MemriskAgentLM(LM):
             out.append(call_agent(self.agent, messages, episode, dp_id))
         return out
 
+    def _generate_fn(self) -> Any:
+        from lm_eval_memrisk.harness.lm_adapter import lm_generate
+        from lm_eval_memrisk.interactive import agent_generate
+
+        return lm_generate(self.base) if self.base is not None else agent_generate(self.agent)
+
+    def _episode_replies(self, requests: list[Any], disable_tqdm: bool) -> list[str]:
+        """Run each requested episode as an agent; one envelope per decision point."""
+        from lm_eval_memrisk.interactive import run_interactive
+        from lm_eval_memrisk.runner import run_scripted
+        from lm_eval_memrisk.sample_record import ENVELOPE
+
+        episodes = {}
+        for req in requests:
+            episodes.setdefault(req.doc["episode_id"], episode_of(req.doc))
+        generate = self._generate_fn()
+        if self.mode == "interactive":
+            traces = run_interactive(
+                list(episodes.values()), generate, self.agent_name, max_steps=self.max_steps,
+                policy=self.policy, episode_major=self.base_name == "llama-cpp", progress=not disable_tqdm,
+            )
+        else:
+            traces = run_scripted(list(episodes.values()), generate, self.agent_name, self.policy, progress=not disable_tqdm)
+        by_id = {t.episode_id: t for t in traces}
+        out = []
+        for req in requests:
+            trace = by_id[req.doc["episode_id"]]
+            envelope = {"mode": trace.mode, "memory_policy": trace.memory_policy,
+                        "decision": asdict(trace.decisions[req.idx])}
+            out.append(ENVELOPE + json.dumps(envelope, ensure_ascii=False, sort_keys=True))
+        return out
+
+    # -- the rest of the LM interface --------------------------------------------
     def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         raise NotImplementedError("memrisk-agent only answers generate_until requests (MemRiskBench tasks)")
 
@@ -43,8 +108,8 @@ class MemriskAgentLM(LM):
         raise NotImplementedError("memrisk-agent only answers generate_until requests (MemRiskBench tasks)")
 
     def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        import json
-
+        if self.base is not None:
+            return self.base.apply_chat_template(chat_history, add_generation_prompt)
         return json.dumps(chat_history, ensure_ascii=False)
 
     @property
@@ -52,7 +117,13 @@ class MemriskAgentLM(LM):
         return f"memrisk-agent-{self.agent_name}"
 
     def chat_template(self, chat_template: bool | str = False) -> str | None:
+        if self.base is not None:
+            return self.base.chat_template(chat_template)
         return "json-messages" if chat_template else None
 
     def get_model_info(self) -> dict[str, Any]:
-        return {"memrisk_agent": self.agent_name, "agents_available": list(AGENT_NAMES)}
+        info: dict[str, Any] = {"memrisk_agent": self.agent_name, "mode": self.mode,
+                                "memory_policy": self.policy_spec, "max_steps": self.max_steps}
+        if self.base is not None and hasattr(self.base, "get_model_info"):
+            info.update(self.base.get_model_info() or {})
+        return info

@@ -36,7 +36,7 @@ def _from_hub(dataset: str, risk: str | None, track: str | None) -> list[dict[st
 def load_docs(
     risk: str | None = None, tier: str | None = None, track: str | None = "main",
     subset: str | None = None, dataset: str | None = None, episodes: str | None = None,
-    **_: Any,
+    memory_policy: str | None = None, **_: Any,
 ) -> datasets.DatasetDict:
     """Docs for one task: a DatasetDict with a single ``test`` split."""
     if dataset and not episodes:
@@ -56,6 +56,11 @@ def load_docs(
         h = fingerprint(everything)
         chosen = select(everything, risk=risk, tier=tier, track=track, subset=subset)
         rows = to_rows(chosen, dataset_hash=h)
+    if memory_policy and memory_policy != "full":
+        from lm_eval_memrisk.policies import make_policy
+
+        make_policy(memory_policy)  # fail early on a bad spec
+        rows = [dict(r, memory_policy=memory_policy) for r in rows]
     if not rows:
         raise MemriskError(f"no episodes for risk={risk} tier={tier} track={track} subset={subset}")
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})

@@ -17,6 +17,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_memrisk.harness.docs import episode_of
+from lm_eval_memrisk.policies import make_policy
 from lm_eval_memrisk.render import flatten
 from lm_eval_memrisk.runner import prompts, trace_from_replies
 from lm_eval_memrisk.sample_record import ENVELOPE, sample_metrics
@@ -30,7 +31,7 @@ def decision_contexts(
 ) -> list[Any]:
     """One context per decision point: chat-templated when a template is given."""
     contexts = []
-    for _, messages in prompts(episode_of(doc)):
+    for _, messages in prompts(episode_of(doc), make_policy(doc.get("memory_policy"))):
         if system_instruction:
             messages[0] = {"role": "system", "content": system_instruction + "\n\n" + messages[0]["content"]}
         contexts.append(chat_template(messages) if chat_template else flatten(messages))
@@ -83,14 +84,16 @@ def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     episode = episode_of(doc)
     texts = [_reply_text(r) for r in results]
     if texts and all(t.startswith(ENVELOPE) for t in texts):
+        envelopes = [json.loads(t[len(ENVELOPE):]) for t in texts]
         trace = Trace.from_dict({
             "episode_id": episode.id, "episode_version": episode.version, "agent": AGENT_LABEL,
-            "mode": "interactive",
-            "decisions": [json.loads(t[len(ENVELOPE):]) for t in texts],
+            "mode": envelopes[0]["mode"], "memory_policy": envelopes[0]["memory_policy"],
+            "decisions": [e["decision"] for e in envelopes],
         })
     else:
         dp_ids = [dp.id for dp in episode.decision_points]
-        trace = trace_from_replies(episode, dict(zip(dp_ids, texts)), agent=AGENT_LABEL)
+        policy = make_policy(doc.get("memory_policy"))
+        trace = trace_from_replies(episode, dict(zip(dp_ids, texts)), agent=AGENT_LABEL, policy=policy)
     return sample_metrics(episode, trace, doc.get("dataset_hash", ""))
 
 
