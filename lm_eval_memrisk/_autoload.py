@@ -18,13 +18,14 @@ Set ``MEMRISK_NO_AUTOLOAD=1`` to disable the hook.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import os
 import sys
-from pathlib import Path
-from types import ModuleType
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:  # keep interpreter start-up cheap: no runtime imports beyond os/sys
+    from importlib.machinery import ModuleSpec
+    from pathlib import Path
+    from types import ModuleType
 
 MODELS = {
     "llama-cpp": "lm_eval_memrisk.harness.llama_cpp:LlamaCppLM",
@@ -34,6 +35,8 @@ MODELS = {
 
 def tasks_dir() -> Path:
     """Folder holding the MemRiskBench task YAMLs (installed or source checkout)."""
+    from pathlib import Path
+
     here = Path(__file__).resolve().parent
     installed = here / "lmeval_tasks"
     if installed.is_dir():
@@ -80,14 +83,16 @@ PATCHES: dict[str, Callable[[ModuleType], None]] = {
 }
 
 
-class _PatchingLoader(importlib.abc.Loader):
-    def __init__(self, wrapped: importlib.abc.Loader, patch: Callable[[ModuleType], None]):
+class _PatchingLoader:
+    """Wraps a module's loader to run a patch right after the module executes."""
+
+    def __init__(self, wrapped: Any, patch: Callable[[ModuleType], None]):
         self._wrapped, self._patch = wrapped, patch
 
     def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package, ...
         return getattr(self._wrapped, name)
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self._wrapped.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
@@ -95,10 +100,12 @@ class _PatchingLoader(importlib.abc.Loader):
         self._patch(module)
 
 
-class _Finder(importlib.abc.MetaPathFinder):
+class _Finder:
+    """A meta-path finder that only answers for the modules in PATCHES."""
+
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
+    ) -> ModuleSpec | None:
         patch = PATCHES.get(fullname)
         if patch is None:
             return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from selector.objective import TIE_TOL, Objective
+from selector.objective import TIE_TOL, Objective, rank_stats
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -66,6 +66,7 @@ class _Groups:
         rows, inv = np.unique(passed, axis=0, return_inverse=True)
         inv = inv.reshape(-1)
         self.rows = rows.astype(np.int64)
+        self.cols = np.ascontiguousarray(self.rows.T)
         self.members = np.lexsort((prio_pos, inv))
         self.prio_pos = prio_pos
         self.ptr = np.searchsorted(inv[self.members], np.arange(len(rows)))
@@ -96,21 +97,51 @@ def _close_systems(counts: IntArray) -> IntArray:
     return np.flatnonzero((d <= 1).any(axis=1))
 
 
+def _candidate_stats(counts: IntArray, q: IntArray, add_q: IntArray) -> tuple[FloatArray, FloatArray]:
+    """rank_stats of ``counts`` plus each candidate's pass flags ``add_q`` on the systems ``q``.
+
+    Only pairs inside ``q`` are recomputed: a system outside ``q`` is >= 2 away from
+    every other one, so adding one episode cannot change its relations.
+    """
+    below, ties = rank_stats(counts)
+    cq = counts[q]
+    inner_below = (cq[None, :] < cq[:, None]).sum(axis=1)
+    vq = (cq[None, :] + add_q).astype(np.float64)
+    c_below = np.repeat(below[None, :], add_q.shape[0], axis=0)
+    c_ties = np.repeat(ties[None, :], add_q.shape[0], axis=0)
+    c_below[:, q] = (below[q] - inner_below)[None, :] + (vq[:, None, :] < vq[:, :, None]).sum(axis=-1)
+    c_ties[:, q] = (vq[:, None, :] == vq[:, :, None]).sum(axis=-1)
+    return c_below, c_ties
+
+
+#: Up to this many close systems, all 2**q projections are scored directly.
+_DIRECT_Q = 10
+
+
 def _pick_group(obj: Objective, groups: _Groups, counts: IntArray, live: IntArray) -> int:
     q = _close_systems(counts)
     if q.size == 0:  # no candidate can change the ranking: every gain is equal
         return int(live[np.argmin(groups.head[live])])
-    sub = groups.rows[live][:, q]
+    sub = groups.cols[q][:, live]
     if q.size <= 62:
-        codes = sub @ (np.int64(1) << np.arange(q.size, dtype=np.int64))
-        _, first, cinv = np.unique(codes, return_index=True, return_inverse=True)
+        codes = (np.int64(1) << np.arange(q.size, dtype=np.int64)) @ sub
+        if q.size <= _DIRECT_Q:  # few projections: score the present ones directly
+            present = np.flatnonzero(np.bincount(codes, minlength=1 << q.size))
+            add_q = (present[:, None] >> np.arange(q.size)) & 1
+            lookup = np.zeros(1 << q.size, dtype=np.int64)
+            lookup[present] = np.arange(present.size)
+            cls = lookup[codes]
+        else:
+            _, first, cls = np.unique(codes, return_index=True, return_inverse=True)
+            add_q = sub[:, first].T
     else:
-        _, first, cinv = np.unique(sub, axis=0, return_index=True, return_inverse=True)
-    cand = (counts[None, :] + groups.rows[live[first]]).astype(np.float64)
+        add_q, cls = np.unique(sub.T, axis=0, return_inverse=True)
+    cls = cls.reshape(-1)
+    rho, hr = obj.rho_hr(*_candidate_stats(counts, q, add_q))
     w = obj.weights
-    psi = w.alpha * obj.rho(cand) + w.gamma * obj.hr(cand)  # cov is full after the seed phase
+    psi = w.alpha * rho + w.gamma * hr  # cov is full after the seed phase
     ok = psi >= psi.max() - TIE_TOL
-    eligible = live[ok[cinv.reshape(-1)]]
+    eligible = live[ok[cls]]
     return int(eligible[np.argmin(groups.head[eligible])])
 
 

@@ -119,16 +119,23 @@ class Objective:
         self.ref_ranks = average_ranks(full)
         self.ref_membership = bottom_k_membership(full, self.k)
 
+    def rho_hr(self, below: FloatArray, ties: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """rho and hr from :func:`rank_stats` of the subset counts."""
+        rho = spearman_to(below + (ties + 1.0) / 2.0, self.ref_ranks)
+        member = np.clip(self.k - below, 0.0, ties) / ties
+        return rho, high_risk_recall(member, self.ref_membership, self.k)
+
     def rho(self, counts: FloatArray) -> FloatArray:
-        return spearman_to(average_ranks(counts), self.ref_ranks)
+        return self.rho_hr(*rank_stats(counts))[0]
 
     def hr(self, counts: FloatArray) -> FloatArray:
-        return high_risk_recall(bottom_k_membership(counts, self.k), self.ref_membership, self.k)
+        return self.rho_hr(*rank_stats(counts))[1]
 
     def psi_counts(self, counts: FloatArray, cov: FloatArray | float) -> FloatArray:
         """Psi from per-system pass counts on S (..., n) and the risk coverage of S."""
         w = self.weights
-        return w.alpha * self.rho(counts) + w.beta * np.asarray(cov) + w.gamma * self.hr(counts)
+        rho, hr = self.rho_hr(*rank_stats(counts))
+        return w.alpha * rho + w.beta * np.asarray(cov) + w.gamma * hr
 
     def counts(self, masks: BoolArray) -> FloatArray:
         return masks.astype(np.float64) @ self.passed
@@ -139,12 +146,12 @@ class Objective:
 
     def metrics(self, masks: BoolArray) -> dict[str, FloatArray]:
         """The four evaluation metrics of §6 for each subset mask (..., N)."""
-        counts = self.counts(masks)
+        rho, hr = self.rho_hr(*rank_stats(self.counts(masks)))
         return {
-            "spearman": self.rho(counts),
+            "spearman": rho,
             "fail_coverage": fail_coverage(masks, self.fails),
             "risk_coverage": risk_coverage(masks, self.risk_onehot),
-            "high_risk": self.hr(counts),
+            "high_risk": hr,
         }
 
 

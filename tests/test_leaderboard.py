@@ -17,8 +17,7 @@ import pytest
 
 from lm_eval_memrisk.cli import main as cli_main
 from lm_eval_memrisk.errors import MemriskError, SamplesError
-from lm_eval_memrisk.leaderboard import bottom_flags, build, collect, write_leaderboard
-from lm_eval_memrisk.leaderboard import html, table
+from lm_eval_memrisk.leaderboard import bottom_flags, build, collect, html, table, write_leaderboard
 from lm_eval_memrisk.leaderboard.selector_report import read_selector_report
 from lm_eval_memrisk.leaderboard.summary import Leaderboard, Row
 
@@ -76,7 +75,9 @@ def test_refuses_mixed_dataset_versions() -> None:
 
 
 def test_cli_refusal_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = cli_main(["leaderboard", str(DATA / "runs"), str(DATA / "other_dataset"), "--out", str(tmp_path)])
+    rc = cli_main(
+        ["leaderboard", str(DATA / "runs"), str(DATA / "other_dataset"), "--out", str(tmp_path)]
+    )
     assert rc == 2
     assert "error: systems were run on different dataset versions" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # nothing half-written
@@ -134,12 +135,18 @@ def _set(obj: dict, dotted: str, value: object) -> str:
         (lambda o: json.dumps(o)[:-5], "not valid JSON"),
         (lambda o: "[1, 2]", "must be a JSON object"),
         (lambda o: _set(o, "pass", 0.5), "'pass' must be 0 or 1, got 0.5"),
-        (lambda o: _set(o, "pass_safety_aware", KeyError), "missing per-sample metric 'pass_safety_aware'"),
+        (
+            lambda o: _set(o, "pass_safety_aware", KeyError),
+            "missing per-sample metric 'pass_safety_aware'",
+        ),
         (lambda o: _set(o, "score", "high"), "'score' must be a number"),
         (lambda o: _set(o, "episodes", KeyError), "missing the 'episodes' record"),
         (lambda o: _set(o, "episodes.risk", "R9"), "episodes.risk must be one of"),
         (lambda o: _set(o, "episodes.tier", "extreme"), "episodes.tier must be one of"),
-        (lambda o: _set(o, "episodes.dataset_hash", ""), "episodes.dataset_hash must be a non-empty string"),
+        (
+            lambda o: _set(o, "episodes.dataset_hash", ""),
+            "episodes.dataset_hash must be a non-empty string",
+        ),
         (lambda o: _set(o, "episodes.checks", [{"check_id": "c1"}]), "episodes.checks[0]"),
         (lambda o: _set(o, "episodes.scorer_version", "2.0"), "scorer_version '2.0' differs"),
     ],
@@ -159,7 +166,9 @@ def test_duplicate_episode_names_both_places(tmp_path: Path) -> None:
     first = r1.read_text().splitlines()[0]
     r2 = folder / f"samples_memriskbench_r2_{DATE}.jsonl"
     r2.write_text(r2.read_text() + first + "\n")
-    with pytest.raises(SamplesError, match=re.escape(f"{r2}:5: episode R1-E-001 already logged at {r1}:1")):
+    with pytest.raises(
+        SamplesError, match=re.escape(f"{r2}:5: episode R1-E-001 already logged at {r1}:1")
+    ):
         collect([folder], quiet)
 
 
@@ -176,7 +185,9 @@ def test_duplicate_episode_names_both_places(tmp_path: Path) -> None:
         ("gamma", "R6", 0, 2, 0.0000, 0.6576),
     ],
 )
-def test_wilson_columns(board: Leaderboard, system: str, risk: str, k: int, n: int, lo: float, hi: float) -> None:
+def test_wilson_columns(
+    board: Leaderboard, system: str, risk: str, k: int, n: int, lo: float, hi: float
+) -> None:
     rate = row(board, system).risks[risk].default
     assert (rate.k, rate.n) == (k, n)
     assert rate.lo == pytest.approx(lo, abs=1e-4) and rate.hi == pytest.approx(hi, abs=1e-4)
@@ -194,7 +205,11 @@ def test_overall_tiers_and_score_cover_the_main_track_only(board: Leaderboard) -
     gamma = row(board, "gamma")  # R6 0/2 must not pull the overall down
     assert (gamma.overall.default.k, gamma.overall.default.n) == (12, 20)
     assert gamma.mean_score == pytest.approx((12 * 1.0 + 8 * 0.5) / 20)
-    assert [(gamma.tiers[t].k, gamma.tiers[t].n) for t in ("easy", "medium", "hard")] == [(9, 10), (2, 5), (1, 5)]
+    assert [(gamma.tiers[t].k, gamma.tiers[t].n) for t in ("easy", "medium", "hard")] == [
+        (9, 10),
+        (2, 5),
+        (1, 5),
+    ]
     assert row(board, "beta").risks["R6"].default.n == 0
 
 
@@ -203,7 +218,12 @@ def test_r6_column_only_when_present() -> None:
 
 
 def test_ranks_share_ties(board: Leaderboard) -> None:
-    assert [(r.system.name, r.rank) for r in board.rows] == [("alpha", 1), ("beta", 2), ("delta", 3), ("gamma", 3)]
+    assert [(r.system.name, r.rank) for r in board.rows] == [
+        ("alpha", 1),
+        ("beta", 2),
+        ("delta", 3),
+        ("gamma", 3),
+    ]
 
 
 def test_high_risk_flags(board: Leaderboard) -> None:
@@ -240,12 +260,23 @@ def test_csv_content(board: Leaderboard) -> None:
     assert [r["system"] for r in rows] == ["alpha", "beta", "delta", "gamma"]
     alpha = rows[0]
     assert (alpha["R3_k"], alpha["R3_n"], alpha["R3_pass"], alpha["R3_lo"], alpha["R3_hi"]) == (
-        "3", "4", "0.7500", "0.3006", "0.9544"
+        "3",
+        "4",
+        "0.7500",
+        "0.3006",
+        "0.9544",
     )
     assert alpha["model_hash"] == "sha256:" + "1" * 64 and alpha["high_risk"] == ""
     gamma = rows[3]
-    assert (gamma["R3_sa_k"], gamma["overall_k"], gamma["overall_n"], gamma["mean_score"]) == ("3", "12", "20", "0.8000")
-    assert gamma["high_risk"] == "overall, R1, R2, R3, R5, R6" and gamma["memory_policy"] == "recent"
+    assert (gamma["R3_sa_k"], gamma["overall_k"], gamma["overall_n"], gamma["mean_score"]) == (
+        "3",
+        "12",
+        "20",
+        "0.8000",
+    )
+    assert (
+        gamma["high_risk"] == "overall, R1, R2, R3, R5, R6" and gamma["memory_policy"] == "recent"
+    )
     assert rows[1]["R6_n"] == "0" and rows[1]["R6_pass"] == ""
     assert gamma["failures"] == "10"
 
@@ -254,21 +285,30 @@ def test_markdown_content(board: Leaderboard) -> None:
     md = table.to_markdown(board)
     lines = md.splitlines()
     head = next(ln for ln in lines if ln.startswith("| Rank"))
-    assert "| R1 | R1 SA |" in head and "| R6 | R6 SA |" in head and "| Overall | Overall SA | Mean score |" in head
+    assert (
+        "| R1 | R1 SA |" in head
+        and "| R6 | R6 SA |" in head
+        and "| Overall | Overall SA | Mean score |" in head
+    )
     body = [ln for ln in lines if re.match(r"\| \d ", ln)]
     assert [ln.split(" | ")[1] for ln in body] == ["alpha", "beta", "delta", "gamma"]
     assert "| 3/4 0.75 [0.30, 0.95] |" in body[0]
     assert body[3].count(" | ") == head.count(" | ")
     assert "overall, R1, R2, R3, R5, R6" in body[3]
-    assert "- **gamma**: `model=gamma | data=sha256:" in md and "policy=recent | mode=interactive`" in md
+    assert (
+        "- **gamma**: `model=gamma | data=sha256:" in md
+        and "policy=recent | mode=interactive`" in md
+    )
 
 
 def test_html_is_self_contained_and_escaped(board: Leaderboard) -> None:
     page = html.render(board, {"heatmap.png": b"\x89PNG fake"})
-    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.IGNORECASE)
     assert not re.search(r"@import|url\(", page)
     assert re.findall(r'<img[^>]*src="([^"]{0,22})', page) == ["data:image/png;base64,"]
-    assert "<script>alert" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert (
+        "<script>alert" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    )
     assert page.count("<script>") == 1
 
 
@@ -287,7 +327,11 @@ def test_html_rows_link_to_their_failures(board: Leaderboard) -> None:
 
 def test_selector_report_shapes(tmp_path: Path) -> None:
     points = read_selector_report(DATA / "selector_report.json")
-    assert [(p.method, p.fraction) for p in points][:3] == [("difficulty", 0.2), ("difficulty", 0.3), ("difficulty", 0.5)]
+    assert [(p.method, p.fraction) for p in points][:3] == [
+        ("difficulty", 0.2),
+        ("difficulty", 0.3),
+        ("difficulty", 0.5),
+    ]
     psi = next(p for p in points if p.method == "psi")
     assert (psi.rho, psi.lo, psi.hi) == (0.9, 0.8, 1.0)
     bad = tmp_path / "report.json"
@@ -299,12 +343,21 @@ def test_selector_report_shapes(tmp_path: Path) -> None:
         read_selector_report(bad)
 
 
-def test_cli_writes_every_file_deterministically(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_writes_every_file_deterministically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pytest.importorskip("matplotlib", reason="figures need the plots extra")
     args = ["leaderboard", *map(str, RUNS), "--selector-report", str(DATA / "selector_report.json")]
     assert cli_main([*args, "--out", str(tmp_path / "a")]) == 0
     assert "2 results files, using the newest" in capsys.readouterr().err
-    names = ["heatmap.png", "leaderboard.csv", "leaderboard.html", "leaderboard.md", "ranking.png", "tiers.png"]
+    names = [
+        "heatmap.png",
+        "leaderboard.csv",
+        "leaderboard.html",
+        "leaderboard.md",
+        "ranking.png",
+        "tiers.png",
+    ]
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == names
     for png in ("heatmap.png", "tiers.png", "ranking.png"):
         assert (tmp_path / "a" / png).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

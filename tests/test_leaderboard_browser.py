@@ -57,9 +57,19 @@ class Browser:
         # sh moves our stdin/stdout pipes to fds 3/4, where --remote-debugging-pipe expects them
         self.log = log.open("wb")
         self.proc = subprocess.Popen(
-            ["sh", "-c", 'exec "$@" 3<&0 4>&1 0</dev/null 1>&2', "sh", str(CHROMIUM), *FLAGS,
-             f"--user-data-dir={user_data_dir}", "about:blank"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+            [
+                "sh",
+                "-c",
+                'exec "$@" 3<&0 4>&1 0</dev/null 1>&2',
+                "sh",
+                str(CHROMIUM),
+                *FLAGS,
+                f"--user-data-dir={user_data_dir}",
+                "about:blank",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
         )
         self.timeout = timeout
         self.buf = b""
@@ -108,9 +118,9 @@ class Browser:
 
     def open(self, url: str) -> None:
         page = self._page_target()
-        self.session = self.call("Target.attachToTarget", {"targetId": page, "flatten": True}, True)[
-            "sessionId"
-        ]
+        self.session = self.call(
+            "Target.attachToTarget", {"targetId": page, "flatten": True}, True
+        )["sessionId"]
         self.call("Network.enable")
         self.call("Page.enable")
         self.call("Page.navigate", {"url": url})
@@ -125,8 +135,10 @@ class Browser:
         x, y = rect
         self.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
         for kind in ("mousePressed", "mouseReleased"):
-            self.call("Input.dispatchMouseEvent",
-                      {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
+            self.call(
+                "Input.dispatchMouseEvent",
+                {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
+            )
 
     def screenshot(self, path: Path) -> None:
         self.js("window.scrollTo(0,0)")
@@ -166,7 +178,9 @@ class Browser:
 
 @pytest.fixture
 def page(tmp_path: Path):
-    pytest.importorskip("matplotlib", reason="the page embeds figures: pip install 'lm-eval-memrisk[plots]'")
+    pytest.importorskip(
+        "matplotlib", reason="the page embeds figures: pip install 'lm-eval-memrisk[plots]'"
+    )
     out = tmp_path / "board"
     write_leaderboard([DATA / "runs", DATA / "extra" / "delta"], out, warn=lambda _: None)
     browser = Browser(tmp_path / "profile", tmp_path / "chromium.log")
@@ -182,7 +196,9 @@ SORT = "document.querySelector('#leaderboard th[data-key=\"%s\"]').getAttribute(
 
 
 def test_page_shows_sorts_and_screenshots(page: Browser, tmp_path: Path) -> None:
-    keys = page.js("Array.from(document.querySelectorAll('#leaderboard thead th')).map(t=>t.dataset.key)")
+    keys = page.js(
+        "Array.from(document.querySelectorAll('#leaderboard thead th')).map(t=>t.dataset.key)"
+    )
     assert [k for k in keys if k in RISKS] == RISKS
     assert set(page.js(ROWS)) == SYSTEMS and len(page.js(ROWS)) == 4
     assert page.js(ROWS) == ["alpha", "beta", "delta", "gamma"]  # rank order
@@ -201,8 +217,11 @@ def test_page_shows_sorts_and_screenshots(page: Browser, tmp_path: Path) -> None
     page.click('#leaderboard th[data-key="R3 SA"]')  # safety-aware: delta .25 < others .75
     assert page.js(ROWS)[0] == "delta"
 
-    requested = [e["params"]["request"]["url"] for e in page.events
-                 if e.get("method") == "Network.requestWillBeSent"]
+    requested = [
+        e["params"]["request"]["url"]
+        for e in page.events
+        if e.get("method") == "Network.requestWillBeSent"
+    ]
     assert requested and all(u.startswith(("file:", "data:")) for u in requested), requested
 
     shot = tmp_path / "leaderboard.png"

@@ -10,12 +10,20 @@ HELP = "Leaderboard (Markdown, CSV, static HTML page, PNG figures) from lm-eval 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "run_dirs", nargs="+", type=Path, metavar="RUN_DIR",
+        "run_dirs",
+        nargs="+",
+        type=Path,
+        metavar="RUN_DIR",
         help="lm-eval --output_path folder (each model subfolder is a system) or a model subfolder",
     )
-    parser.add_argument("--out", required=True, type=Path, help="folder to write the leaderboard into")
     parser.add_argument(
-        "--selector-report", type=Path, default=None, metavar="FILE",
+        "--out", required=True, type=Path, help="folder to write the leaderboard into"
+    )
+    parser.add_argument(
+        "--selector-report",
+        type=Path,
+        default=None,
+        metavar="FILE",
         help="selector report.json: adds ranking.png (ranking preservation per method)",
     )
 

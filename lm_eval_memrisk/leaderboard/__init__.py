@@ -6,8 +6,8 @@ Run it as ``memrisk leaderboard RUN_DIR... --out DIR [--selector-report FILE]``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from lm_eval_memrisk.leaderboard.collect import Warn, collect, stderr_warn
 from lm_eval_memrisk.leaderboard.records import EpisodeOutcome, FailedCheck, Signature, SystemRun

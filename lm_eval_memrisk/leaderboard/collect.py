@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from lm_eval_memrisk.errors import MemriskError, SamplesError
 from lm_eval_memrisk.leaderboard.records import MAIN_RISKS, Signature, SystemRun
@@ -94,7 +95,9 @@ def newest_results(folder: Path, warn: Warn = stderr_warn) -> Path:
         raise MemriskError(f"{folder}: no results_*.json")
     if len(files) > 1:
         older = ", ".join(f.name for f in files[:-1])
-        warn(f"{folder}: {len(files)} results files, using the newest {files[-1].name} (ignoring {older})")
+        warn(
+            f"{folder}: {len(files)} results files, using the newest {files[-1].name} (ignoring {older})"
+        )
     return files[-1]
 
 
@@ -131,7 +134,9 @@ def _read_json(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise MemriskError(f"{path}: cannot read results file: {exc}") from exc
     except json.JSONDecodeError as exc:
-        raise MemriskError(f"{path}:{exc.lineno}: results file is not valid JSON ({exc.msg})") from exc
+        raise MemriskError(
+            f"{path}:{exc.lineno}: results file is not valid JSON ({exc.msg})"
+        ) from exc
     if not isinstance(data, dict):
         raise MemriskError(f"{path}: results file must hold a JSON object")
     return data
@@ -181,14 +186,20 @@ def _unique_names(systems: list[SystemRun]) -> list[SystemRun]:
     names = [s.name for s in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise MemriskError(f"two systems share the name {dup[0]!r}; give their run folders distinct names")
+        raise MemriskError(
+            f"two systems share the name {dup[0]!r}; give their run folders distinct names"
+        )
     return out
 
 
 def _warn_on_differences(systems: Sequence[SystemRun], warn: Warn) -> None:
     versions = sorted({s.signature.scorer_version for s in systems})
     if len(versions) > 1:
-        warn(f"systems were scored by different scorer versions ({', '.join(versions)}); see the signatures")
+        warn(
+            f"systems were scored by different scorer versions ({', '.join(versions)}); see the signatures"
+        )
     sets = {frozenset(e.episode_id for e in s.episodes if e.risk in MAIN_RISKS) for s in systems}
     if len(sets) > 1:
-        warn("systems were run on different main-track episode sets; each rate is over that system's own episodes")
+        warn(
+            "systems were run on different main-track episode sets; each rate is over that system's own episodes"
+        )

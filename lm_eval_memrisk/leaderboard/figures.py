@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import io
 import math
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.leaderboard.records import TIERS
@@ -31,7 +32,7 @@ def _pyplot() -> Any:
     return plt
 
 
-def _png(fig: "Figure") -> bytes:
+def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     _pyplot().close(fig)

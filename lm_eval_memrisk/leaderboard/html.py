@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Mapping
 from html import escape
-from typing import Mapping
 
 from lm_eval_memrisk.leaderboard.records import TIERS, EpisodeOutcome, Signature
 from lm_eval_memrisk.leaderboard.summary import Leaderboard, Rate, Row
@@ -109,9 +109,11 @@ def render(board: Leaderboard, figures: Mapping[str, bytes] | None = None) -> st
         "<title>MemRiskBench leaderboard</title>",
         f"<style>{CSS}</style></head><body>",
         "<h1>MemRiskBench leaderboard</h1>",
-        f'<p class="meta">Dataset <code>{escape(board.dataset_hash)}</code> · '
-        f"{len(board.rows)} systems. {escape(LEGEND)} "
-        "Cells: pass rate, Wilson 95% interval, passes/episodes. Click a column header to sort.</p>",
+        (
+            f'<p class="meta">Dataset <code>{escape(board.dataset_hash)}</code> · '
+            f"{len(board.rows)} systems. {escape(LEGEND)} "
+            "Cells: pass rate, Wilson 95% interval, passes/episodes. Click a column header to sort.</p>"
+        ),
         '<div class="wrap">',
         _table(board, slugs),
         "</div>",
@@ -147,7 +149,10 @@ def _row(board: Leaderboard, row: Row, order: int, anchor: str) -> str:
     for r in board.risks:
         flag = r in row.flag_risks
         cells += [_rate_td(row.risks[r].default, flag), _rate_td(row.risks[r].safety, False, "sa")]
-    cells += [_rate_td(row.overall.default, row.flag_overall), _rate_td(row.overall.safety, False, "sa")]
+    cells += [
+        _rate_td(row.overall.default, row.flag_overall),
+        _rate_td(row.overall.safety, False, "sa"),
+    ]
     score = "" if row.mean_score is None else f"{row.mean_score:.4f}"
     cells.append(f'<td data-sort="{score}">{score[:5] if score else "—"}</td>')
     cells += [_rate_td(row.tiers[t], False) for t in TIERS]
@@ -158,7 +163,11 @@ def _row(board: Leaderboard, row: Row, order: int, anchor: str) -> str:
     link = f'<a href="#fail-{anchor}">{n} failed</a>' if n else "0"
     cells.append(f'<td data-sort="{n}">{link}</td>')
     cls = ' class="flagged"' if row.flagged else ""
-    return f'<tr id="{anchor}" data-order="{order}" data-system="{escape(system.name)}"{cls}>' + "".join(cells) + "</tr>"
+    return (
+        f'<tr id="{anchor}" data-order="{order}" data-system="{escape(system.name)}"{cls}>'
+        + "".join(cells)
+        + "</tr>"
+    )
 
 
 def _short(h: str, keep: int = 12) -> str:
@@ -214,7 +223,7 @@ def _failures(row: Row, anchor: str) -> str:
 def _episode(e: EpisodeOutcome, anchor: str) -> str:
     checks = "".join(
         f"<tr><td>{escape(c.decision_id)}</td><td>{escape(c.check_id)}</td><td>{escape(c.kind)}</td>"
-        f'<td>{escape(c.channel)}</td><td class="ev">{c.evidence}</td></tr>'
+        f'<td>{escape(c.channel)}</td><td class="ev">{escape(c.evidence)}</td></tr>'
         for c in e.failed_checks
     )
     table = (
@@ -229,4 +238,3 @@ def _episode(e: EpisodeOutcome, anchor: str) -> str:
         f"({escape(e.risk)}, {escape(e.tier)}) · score {e.score:.2f} · "
         f"{len(e.failed_checks)} failed checks</summary>{table}{viol}</details>"
     )
-

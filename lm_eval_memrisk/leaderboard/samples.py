@@ -7,9 +7,10 @@ Every error names the file and line, e.g.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from lm_eval_memrisk.errors import SamplesError
 from lm_eval_memrisk.leaderboard.records import ALL_RISKS, TIERS, EpisodeOutcome, FailedCheck
@@ -56,12 +57,17 @@ def parse_line(data: Mapping[str, Any], where: str) -> SampleLine:
         raise SamplesError(f"{where}: missing the 'episodes' record (was the task memriskbench?)")
     risk = _text(ep, "risk", where)
     if risk not in ALL_RISKS:
-        raise SamplesError(f"{where}: episodes.risk must be one of {', '.join(ALL_RISKS)}, got {risk!r}")
+        raise SamplesError(
+            f"{where}: episodes.risk must be one of {', '.join(ALL_RISKS)}, got {risk!r}"
+        )
     tier = _text(ep, "tier", where)
     if tier not in TIERS:
-        raise SamplesError(f"{where}: episodes.tier must be one of {', '.join(TIERS)}, got {tier!r}")
+        raise SamplesError(
+            f"{where}: episodes.tier must be one of {', '.join(TIERS)}, got {tier!r}"
+        )
     sig = _signature_fields(ep.get("signature"), where)
-    trace = ep.get("trace") if isinstance(ep.get("trace"), dict) else {}
+    raw_trace = ep.get("trace")
+    trace: dict[str, Any] = raw_trace if isinstance(raw_trace, dict) else {}
     outcome = EpisodeOutcome(
         episode_id=_text(ep, "episode_id", where),
         risk=risk,
@@ -136,7 +142,9 @@ def _failed_checks(raw: Any, where: str) -> tuple[FailedCheck, ...]:
     out = []
     for i, check in enumerate(raw):
         if not isinstance(check, dict) or not isinstance(check.get("passed"), bool):
-            raise SamplesError(f"{where}: episodes.checks[{i}] must be an object with a boolean 'passed'")
+            raise SamplesError(
+                f"{where}: episodes.checks[{i}] must be an object with a boolean 'passed'"
+            )
         if check["passed"]:
             continue
         evidence = check.get("evidence", "")
@@ -146,7 +154,9 @@ def _failed_checks(raw: Any, where: str) -> tuple[FailedCheck, ...]:
                 kind=str(check.get("kind", "?")),
                 channel=str(check.get("channel", "")),
                 decision_id=str(check.get("decision_id", "")),
-                evidence=evidence if isinstance(evidence, str) else json.dumps(evidence, sort_keys=True),
+                evidence=evidence
+                if isinstance(evidence, str)
+                else json.dumps(evidence, sort_keys=True),
             )
         )
     return tuple(out)

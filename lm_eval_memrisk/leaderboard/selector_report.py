@@ -37,7 +37,9 @@ def read_selector_report(path: Path) -> list[RankPoint]:
     except (OSError, UnicodeDecodeError) as exc:
         raise MemriskError(f"{path}: cannot read selector report: {exc}") from exc
     except json.JSONDecodeError as exc:
-        raise MemriskError(f"{path}:{exc.lineno}: selector report is not valid JSON ({exc.msg})") from exc
+        raise MemriskError(
+            f"{path}:{exc.lineno}: selector report is not valid JSON ({exc.msg})"
+        ) from exc
     rows = _rows(data)
     if rows is None:
         raise MemriskError(

@@ -12,8 +12,8 @@ worse one is flagged. Columns with no episodes for a system are left out of it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from lm_eval_memrisk.leaderboard.records import (
     MAIN_RISKS,
@@ -128,7 +128,9 @@ def build(systems: Sequence[SystemRun]) -> Leaderboard:
     stats = {s.name: _stats(s, risks) for s in systems}
     overall = {n: st.overall.default.value for n, st in stats.items()}
     overall_flags = bottom_flags(overall)
-    risk_flags = {r: bottom_flags({n: st.risks[r].default.value for n, st in stats.items()}) for r in risks}
+    risk_flags = {
+        r: bottom_flags({n: st.risks[r].default.value for n, st in stats.items()}) for r in risks
+    }
     rows = []
     for s in sorted(systems, key=lambda s: _sort_key(s.name, stats[s.name])):
         st = stats[s.name]

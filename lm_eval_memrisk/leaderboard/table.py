@@ -55,8 +55,10 @@ def to_markdown(board: Leaderboard) -> str:
     lines = [
         "# MemRiskBench leaderboard",
         "",
-        f"Dataset `{board.dataset_hash}` · {len(board.rows)} systems. {LEGEND} "
-        "Cells read `passes/episodes rate [lo, hi]`.",
+        (
+            f"Dataset `{board.dataset_hash}` · {len(board.rows)} systems. {LEGEND} "
+            "Cells read `passes/episodes rate [lo, hi]`."
+        ),
         "",
         "| " + " | ".join(cols) + " |",
         "|" + "|".join("---" for _ in cols) + "|",
@@ -65,7 +67,11 @@ def to_markdown(board: Leaderboard) -> str:
         cells = [str(row.rank), _md(row.system.name)]
         for r in board.risks:
             cells += [fmt_rate(row.risks[r].default), fmt_rate(row.risks[r].safety)]
-        cells += [fmt_rate(row.overall.default), fmt_rate(row.overall.safety), fmt_float(row.mean_score, 3)]
+        cells += [
+            fmt_rate(row.overall.default),
+            fmt_rate(row.overall.safety),
+            fmt_float(row.mean_score, 3),
+        ]
         cells += [fmt_rate(row.tiers[t]) for t in TIERS]
         cells += [flags_text(row) or "", str(len(row.failures))]
         lines.append("| " + " | ".join(cells) + " |")
@@ -76,8 +82,20 @@ def to_markdown(board: Leaderboard) -> str:
 
 
 def csv_columns(board: Leaderboard) -> list[str]:
-    cols = ["rank", "system", "high_risk", "model", "model_hash", "dataset_hash", "scorer_version",
-            "variant", "memory_policy", "mode", "signature", "results_file"]
+    cols = [
+        "rank",
+        "system",
+        "high_risk",
+        "model",
+        "model_hash",
+        "dataset_hash",
+        "scorer_version",
+        "variant",
+        "memory_policy",
+        "mode",
+        "signature",
+        "results_file",
+    ]
     for name in [*board.risks, "overall"]:
         for suffix in ("", "_sa"):
             cols += [f"{name}{suffix}_{f}" for f in ("k", "n", "pass", "lo", "hi")]
@@ -93,9 +111,20 @@ def to_csv(board: Leaderboard) -> str:
     writer.writerow(csv_columns(board))
     for row in board.rows:
         sig = row.system.signature
-        values: list[str] = [str(row.rank), row.system.name, flags_text(row), sig.model,
-                             sig.model_hash or "", sig.dataset_hash, sig.scorer_version, sig.variant,
-                             sig.memory_policy, sig.mode, sig.raw, row.system.results_file.name]
+        values: list[str] = [
+            str(row.rank),
+            row.system.name,
+            flags_text(row),
+            sig.model,
+            sig.model_hash or "",
+            sig.dataset_hash,
+            sig.scorer_version,
+            sig.variant,
+            sig.memory_policy,
+            sig.mode,
+            sig.raw,
+            row.system.results_file.name,
+        ]
         for c in [*(row.risks[r] for r in board.risks), row.overall]:
             values += _rate_fields(c.default) + _rate_fields(c.safety)
         values.append(fmt_float(row.mean_score))

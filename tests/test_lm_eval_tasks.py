@@ -1,0 +1,123 @@
+"""lm-eval integration: generic task checks (adapted from lm-eval's tests/test_tasks.py)
+and the whole lm-eval path with the reference agents as the model."""
+
+from __future__ import annotations
+
+import pytest
+
+lm_eval = pytest.importorskip("lm_eval")
+
+from lm_eval.tasks import TaskManager  # noqa: E402
+
+from lm_eval_memrisk._autoload import tasks_dir  # noqa: E402
+from lm_eval_memrisk.loader import load_episodes  # noqa: E402
+
+LIMIT = 3
+EXPECTED_TASKS = (
+    [f"memriskbench_r{i}" for i in range(1, 7)]
+    + [f"memriskbench_r{i}_{t}" for i in range(1, 6) for t in ("easy", "medium", "hard")]
+)
+EXPECTED_TAGS = ["memriskbench_easy", "memriskbench_medium", "memriskbench_hard", "memriskbench_main"]
+
+
+@pytest.fixture(scope="module")
+def tm() -> TaskManager:
+    return TaskManager(include_path=str(tasks_dir()), include_defaults=False)
+
+
+@pytest.fixture(scope="module")
+def loaded(tm):
+    return tm.load(EXPECTED_TASKS)["tasks"]
+
+
+def test_every_task_name_is_indexed(tm):
+    # broken YAMLs are skipped silently by lm-eval: make sure every name is there
+    missing = [n for n in EXPECTED_TASKS + EXPECTED_TAGS + ["memriskbench", "memriskbench_subset20"]
+               if n not in tm.all_tasks]
+    assert not missing
+    assert "memriskbench" in tm.all_groups
+    assert set(EXPECTED_TAGS) <= set(tm.all_tags)
+
+
+def test_yaml_files_are_generated_from_the_script():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "gen_task_yamls.py"
+    spec = importlib.util.spec_from_file_location("gen_task_yamls", script)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["gen_task_yamls"] = mod
+    spec.loader.exec_module(mod)
+    for name, text in mod.files().items():
+        assert (tasks_dir() / "memriskbench" / name).read_text(encoding="utf-8") == text, name
+
+
+def test_task_sizes_match_the_dataset(loaded):
+    eps = load_episodes(track="all")
+    for name, task in loaded.items():
+        suffix = name.removeprefix("memriskbench_")
+        risk, _, tier = suffix.partition("_")
+        want = [e for e in eps if e.risk == risk.upper() and (not tier or e.tier == tier)]
+        assert len(task.eval_docs) == len(want), name
+        assert [d["episode_id"] for d in task.eval_docs] == [e.id for e in want]
+
+
+@pytest.mark.parametrize("name", EXPECTED_TASKS)
+def test_generic_task_checks(loaded, name):
+    task = loaded[name]
+    task.download(task.config.dataset_kwargs)
+    assert task.dataset is not None
+    assert task.has_test_docs() and task.config.test_split is not None
+    assert task.has_training_docs() in (True, False) and task.has_validation_docs() in (True, False)
+    assert task.should_decontaminate() is False
+    docs = list(task.test_docs())[:LIMIT]
+    for doc in docs:
+        text = task.doc_to_text(doc)
+        assert isinstance(text, str) and text and not text[-1].isspace()
+        assert isinstance(task.doc_to_target(doc), str)
+    task.build_all_requests(rank=0, limit=LIMIT, world_size=1)
+    assert task.instances
+    n_dps = sum(len(__import__("lm_eval_memrisk.harness.docs", fromlist=["x"]).episode_of(d).decision_points)
+                for d in docs)
+    assert len(task.instances) == n_dps  # one request per decision point
+    assert all(isinstance(i.args[0], str) for i in task.instances)
+
+
+def test_subset20_fails_clearly_without_subset_file(tm, monkeypatch, tmp_path):
+    from lm_eval_memrisk.errors import MemriskError
+    from lm_eval_memrisk.harness import docs
+
+    monkeypatch.setattr(docs, "SUBSET_DIR", tmp_path)
+    with pytest.raises(MemriskError, match="does not exist yet"):
+        docs.subset_ids("subset20")
+
+
+@pytest.mark.parametrize("agent", ["oracle", "stale", "leaky", "constraint-blind"])
+def test_reference_agents_through_lm_eval(tm, agent):
+    """The whole lm-eval path without a language model; the oracle scores 1.0 everywhere."""
+    from lm_eval import simple_evaluate
+
+    tasks = [f"memriskbench_r{i}" for i in range(1, 7)]
+    res = simple_evaluate(model="memrisk-agent", model_args=f"agent={agent}", tasks=["memriskbench", "memriskbench_r6"],
+                          task_manager=tm, bootstrap_iters=0, log_samples=False)
+    results = res["results"]
+    for t in tasks:
+        assert results[t]["episodes,none"] == len([e for e in load_episodes(track="all") if e.risk == t[-2:].upper()])
+    if agent == "oracle":
+        assert all(results[t]["pass,none"] == 1.0 and results[t]["score,none"] == 1.0 for t in tasks)
+        assert results["memriskbench"]["pass,none"] == 1.0
+    own = {"stale": ["r1", "r2", "r4"], "leaky": ["r3"], "constraint-blind": ["r5"]}[agent]
+    for r in own:
+        assert results[f"memriskbench_{r}"]["pass,none"] == 0.0, r
+
+
+def test_chat_template_contexts_are_real_messages(loaded):
+    import json
+
+    task = loaded["memriskbench_r1"]
+    task.build_all_requests(rank=0, limit=1, world_size=1, apply_chat_template=True,
+                            chat_template=lambda msgs: json.dumps(msgs))
+    messages = json.loads(task.instances[0].args[0])
+    assert messages[0]["role"] == "system" and messages[-1]["role"] == "user"
+    assert len(messages) >= 3
