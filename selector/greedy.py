@@ -59,35 +59,58 @@ class GreedyResult:
     n_seeds: int
 
 
-class _Groups:
-    """Episodes grouped by identical pass row, each group a queue in priority order."""
+class _Pool:
+    """The episodes not yet selected, in priority order and grouped by identical pass row."""
 
-    def __init__(self, passed: NDArray[np.bool_], prio_pos: IntArray, taken: list[int]) -> None:
+    def __init__(self, passed: NDArray[np.bool_], priority: FloatArray, taken: list[int]) -> None:
         rows, inv = np.unique(passed, axis=0, return_inverse=True)
-        inv = inv.reshape(-1)
+        self.group_of = inv.reshape(-1)
         self.rows = rows.astype(np.int64)
         self.cols = np.ascontiguousarray(self.rows.T)
-        self.members = np.lexsort((prio_pos, inv))
-        self.prio_pos = prio_pos
-        self.ptr = np.searchsorted(inv[self.members], np.arange(len(rows)))
-        self.end = np.append(self.ptr[1:], len(inv))
-        self.alive = np.ones(len(inv), dtype=bool)
+        self.passed = passed.astype(np.int64)
+        self.prio_pos = priority_positions(priority)
+        self.by_priority = np.argsort(self.prio_pos)
+        self.front = 0
+        self.members = np.lexsort((self.prio_pos, self.group_of))
+        self.ptr = np.searchsorted(self.group_of[self.members], np.arange(len(rows)))
+        self.end = np.append(self.ptr[1:], len(self.group_of))
+        self.alive = np.ones(len(self.group_of), dtype=bool)
         self.alive[taken] = False
-        self.head = np.full(len(rows), np.iinfo(np.int64).max, dtype=np.int64)
+        self.head = np.full(len(rows), _NONE, dtype=np.int64)
         for g in range(len(rows)):
             self._settle(g)
+        self._advance_front()
 
     def _settle(self, g: int) -> None:
         while self.ptr[g] < self.end[g] and not self.alive[self.members[self.ptr[g]]]:
             self.ptr[g] += 1
         live = self.ptr[g] < self.end[g]
-        self.head[g] = self.prio_pos[self.members[self.ptr[g]]] if live else np.iinfo(np.int64).max
+        self.head[g] = self.prio_pos[self.members[self.ptr[g]]] if live else _NONE
 
-    def pop(self, g: int) -> int:
-        e = int(self.members[self.ptr[g]])
+    def _advance_front(self) -> None:
+        while self.front < len(self.by_priority) and not self.alive[self.by_priority[self.front]]:
+            self.front += 1
+
+    def first_alive(self, width: int) -> IntArray:
+        """A prefix of the alive episodes in priority order (at most ``width``)."""
+        window = self.by_priority[self.front:self.front + width]
+        return window[self.alive[window]]
+
+    def head_member(self, g: int) -> int:
+        return int(self.members[self.ptr[g]])
+
+    def take(self, e: int) -> None:
+        """Remove episode ``e``, which must be the head of its group."""
         self.alive[e] = False
-        self._settle(g)
-        return e
+        self._settle(int(self.group_of[e]))
+        self._advance_front()
+
+
+_NONE = np.iinfo(np.int64).max
+#: Up to this many close systems, all 2**q projections are scored at once.
+_DIRECT_Q = 10
+#: How many alive episodes (in priority order) the fast path looks at.
+_WINDOW = 128
 
 
 def _close_systems(counts: IntArray) -> IntArray:
@@ -95,6 +118,19 @@ def _close_systems(counts: IntArray) -> IntArray:
     d = np.abs(counts[:, None] - counts[None, :])
     np.fill_diagonal(d, 2)
     return np.flatnonzero((d <= 1).any(axis=1))
+
+
+def _int_rank_stats(v: IntArray) -> tuple[IntArray, IntArray]:
+    """rank_stats of integer rows (C, m): a per-row histogram when the value range is small."""
+    lo = v.min()
+    width = int(v.max() - lo) + 1
+    if width > 4 * v.shape[1]:
+        return (v[:, None, :] < v[:, :, None]).sum(axis=-1), (v[:, None, :] == v[:, :, None]).sum(axis=-1)
+    rows = np.arange(v.shape[0])[:, None]
+    key = rows * width + (v - lo)
+    hist = np.bincount(key.ravel(), minlength=v.shape[0] * width).reshape(v.shape[0], width)
+    below = np.cumsum(hist, axis=1) - hist
+    return below[rows, v - lo], hist[rows, v - lo]
 
 
 def _candidate_stats(counts: IntArray, q: IntArray, add_q: IntArray) -> tuple[FloatArray, FloatArray]:
@@ -106,60 +142,77 @@ def _candidate_stats(counts: IntArray, q: IntArray, add_q: IntArray) -> tuple[Fl
     below, ties = rank_stats(counts)
     cq = counts[q]
     inner_below = (cq[None, :] < cq[:, None]).sum(axis=1)
-    vq = (cq[None, :] + add_q).astype(np.float64)
+    q_below, q_ties = _int_rank_stats(cq[None, :] + add_q)
     c_below = np.repeat(below[None, :], add_q.shape[0], axis=0)
     c_ties = np.repeat(ties[None, :], add_q.shape[0], axis=0)
-    c_below[:, q] = (below[q] - inner_below)[None, :] + (vq[:, None, :] < vq[:, :, None]).sum(axis=-1)
-    c_ties[:, q] = (vq[:, None, :] == vq[:, :, None]).sum(axis=-1)
+    c_below[:, q] = (below[q] - inner_below)[None, :] + q_below
+    c_ties[:, q] = q_ties
     return c_below, c_ties
 
 
-#: Up to this many close systems, all 2**q projections are scored directly.
-_DIRECT_Q = 10
+def _psi_gain(obj: Objective, counts: IntArray, q: IntArray, add_q: IntArray) -> FloatArray:
+    """alpha*rho + gamma*hr after adding each projection (cov is full after the seeds)."""
+    rho, hr = obj.rho_hr(*_candidate_stats(counts, q, add_q))
+    return obj.weights.alpha * rho + obj.weights.gamma * hr
 
 
-def _pick_group(obj: Objective, groups: _Groups, counts: IntArray, live: IntArray) -> int:
-    q = _close_systems(counts)
-    if q.size == 0:  # no candidate can change the ranking: every gain is equal
-        return int(live[np.argmin(groups.head[live])])
-    sub = groups.cols[q][:, live]
+def _bits(q_size: int) -> IntArray:
+    return np.int64(1) << np.arange(q_size, dtype=np.int64)
+
+
+def _pick_small_q(obj: Objective, pool: _Pool, counts: IntArray, q: IntArray) -> int:
+    """Score all 2**q projections; look in the priority window first, then everywhere."""
+    codes_all = np.arange(1 << q.size, dtype=np.int64)
+    psi_all = _psi_gain(obj, counts, q, (codes_all[:, None] >> np.arange(q.size)) & 1)
+    window = pool.first_alive(_WINDOW)
+    hit = psi_all[pool.passed[window[:, None], q[None, :]] @ _bits(q.size)] >= psi_all.max() - TIE_TOL
+    if hit.any():  # the best conceivable projection occurs early in priority order
+        return int(window[np.argmax(hit)])
+    live = np.flatnonzero(pool.head < _NONE)
+    codes = _bits(q.size) @ pool.cols[q][:, live]
+    present = np.bincount(codes, minlength=codes_all.size) > 0
+    best = psi_all[present].max()
+    eligible = live[psi_all[codes] >= best - TIE_TOL]
+    return pool.head_member(int(eligible[np.argmin(pool.head[eligible])]))
+
+
+def _pick_large_q(obj: Objective, pool: _Pool, counts: IntArray, q: IntArray) -> int:
+    """Score one representative per projection present among the alive episodes."""
+    live = np.flatnonzero(pool.head < _NONE)
+    sub = pool.cols[q][:, live]
     if q.size <= 62:
-        codes = (np.int64(1) << np.arange(q.size, dtype=np.int64)) @ sub
-        if q.size <= _DIRECT_Q:  # few projections: score the present ones directly
-            present = np.flatnonzero(np.bincount(codes, minlength=1 << q.size))
-            add_q = (present[:, None] >> np.arange(q.size)) & 1
-            lookup = np.zeros(1 << q.size, dtype=np.int64)
-            lookup[present] = np.arange(present.size)
-            cls = lookup[codes]
-        else:
-            _, first, cls = np.unique(codes, return_index=True, return_inverse=True)
-            add_q = sub[:, first].T
+        _, first, cls = np.unique(_bits(q.size) @ sub, return_index=True, return_inverse=True)
+        add_q = sub[:, first].T
     else:
         add_q, cls = np.unique(sub.T, axis=0, return_inverse=True)
-    cls = cls.reshape(-1)
-    rho, hr = obj.rho_hr(*_candidate_stats(counts, q, add_q))
-    w = obj.weights
-    psi = w.alpha * rho + w.gamma * hr  # cov is full after the seed phase
-    ok = psi >= psi.max() - TIE_TOL
-    eligible = live[ok[cls]]
-    return int(eligible[np.argmin(groups.head[eligible])])
+    psi = _psi_gain(obj, counts, q, add_q)
+    eligible = live[(psi >= psi.max() - TIE_TOL)[cls.reshape(-1)]]
+    return pool.head_member(int(eligible[np.argmin(pool.head[eligible])]))
+
+
+def _pick(obj: Objective, pool: _Pool, counts: IntArray) -> int:
+    q = _close_systems(counts)
+    if q.size == 0:  # no candidate can change the ranking: every gain is equal
+        return int(pool.first_alive(1)[0])
+    if q.size <= _DIRECT_Q:
+        return _pick_small_q(obj, pool, counts, q)
+    return _pick_large_q(obj, pool, counts, q)
 
 
 def greedy_order(obj: Objective, risk_codes: IntArray, seed_scores: FloatArray,
                  priority: FloatArray, k_max: int) -> GreedyResult:
     """Selection order of the first ``k_max`` episodes (seed phase, then greedy)."""
     passed = obj.passed.astype(bool)
-    n_ep = passed.shape[0]
-    k_max = min(k_max, n_ep)
+    k_max = min(k_max, passed.shape[0])
     chosen = seed_phase(risk_codes, seed_scores)[:k_max]
     n_seeds = len(chosen)
-    groups = _Groups(passed, priority_positions(priority), chosen)
+    pool = _Pool(passed, priority, chosen)
     counts = passed[chosen].sum(axis=0).astype(np.int64)
     while len(chosen) < k_max:
-        live = np.flatnonzero(groups.head < np.iinfo(np.int64).max)
-        g = _pick_group(obj, groups, counts, live)
-        chosen.append(groups.pop(g))
-        counts += groups.rows[g]
+        e = _pick(obj, pool, counts)
+        pool.take(e)
+        chosen.append(e)
+        counts += pool.passed[e]
     return GreedyResult(order=np.asarray(chosen, dtype=np.int64), n_seeds=n_seeds)
 
 

@@ -366,3 +366,40 @@ def test_cli_writes_every_file_deterministically(
     write_leaderboard(RUNS, tmp_path / "b", DATA / "selector_report.json", warn=quiet)
     for name in names:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_tier_and_subset_files_of_the_same_run_are_not_counted_twice(tmp_path: Path) -> None:
+    folder = tmp_path / "alpha"
+    shutil.copytree(DATA / "runs" / "alpha", folder)
+    r1 = folder / f"samples_memriskbench_r1_{DATE}.jsonl"
+    shutil.copy(r1, folder / f"samples_memriskbench_r1_easy_{DATE}.jsonl")
+    shutil.copy(r1, folder / f"samples_memriskbench_subset20_{DATE}.jsonl")
+    said: list[str] = []
+    (alpha,) = collect([folder], said.append)
+    assert len(alpha.episodes) == 22
+    assert any("per-risk samples only" in m and "subset20" in m for m in said)
+    for f in folder.glob("samples_memriskbench_r?_*"):
+        f.unlink()
+    (alpha,) = collect([folder], quiet)  # only the subset file left: it is read
+    assert [e.episode_id for e in alpha.episodes] == [
+        "R1-E-001",
+        "R1-E-002",
+        "R1-H-004",
+        "R1-M-003",
+    ]
+
+
+def test_reference_agents_are_named_by_agent(tmp_path: Path) -> None:
+    folder = tmp_path / "qdpv68r5"  # lm-eval names memrisk-agent runs by a hash
+    shutil.copytree(DATA / "runs" / "alpha", folder)
+    results = folder / f"results_{DATE}.json"
+    data = json.loads(results.read_text())
+    data["model_name"] = "qdpv68r5"
+    data["config"] = {
+        "model": "memrisk-agent",
+        "model_args": {"agent": "stale"},
+        "memrisk_agent": "stale",
+    }
+    results.write_text(json.dumps(data))
+    (system,) = collect([folder], quiet)
+    assert system.name == system.signature.model == "memrisk-agent:stale"

@@ -99,6 +99,8 @@ class Session:
     sealed: bool = False
     """No filler may follow the last block (it ends with the final decision point)."""
     extra_scopes: tuple[str, ...] = ()
+    guest: bool = False
+    """A visitor's session added as a distractor (no other filler goes into it)."""
 
     @property
     def scopes(self) -> tuple[str, ...]:

@@ -3,12 +3,15 @@
 A RUN_DIR is either the model subfolder itself (it holds ``results_<date>.json``) or
 an output folder whose subfolders are model folders; each model folder is a system.
 The newest results file wins (its name carries the date); its samples are the
-``samples_memriskbench*_<same date>.jsonl`` files beside it.
+``samples_memriskbench*_<same date>.jsonl`` files beside it. When the per-risk tasks'
+files (``samples_memriskbench_r1_<date>.jsonl`` ... ``_r6_``) are there, they alone are
+read: tier or subset tasks of the same run would log the same episodes again.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -20,6 +23,9 @@ from lm_eval_memrisk.leaderboard.records import MAIN_RISKS, Signature, SystemRun
 from lm_eval_memrisk.leaderboard.samples import SampleLine, read_samples
 
 Warn = Callable[[str], None]
+
+#: Sample-file task names of the per-risk tasks (``samples_<task>_<date>.jsonl``).
+PER_RISK = re.compile(r"samples_memriskbench_r[1-6]")
 
 #: Where a model file's hash may be recorded in results["config"], in order of preference.
 MODEL_HASH_KEYS: tuple[str, ...] = ("gguf_sha256", "model_sha256", "sha256")
@@ -65,14 +71,9 @@ def load_system(folder: Path, warn: Warn = stderr_warn) -> SystemRun:
     results_file = newest_results(folder, warn)
     results = _read_json(results_file)
     date = results_file.name[len("results_") : -len(".json")]
-    samples_files = tuple(sorted(folder.glob(f"samples_memriskbench*_{date}.jsonl")))
-    if not samples_files:
-        raise MemriskError(
-            f"{folder}: no samples_memriskbench*_{date}.jsonl beside {results_file.name} "
-            "(run lm_eval with --log_samples)"
-        )
+    samples_files = samples_for(folder, date, warn)
     lines = _read_all(samples_files)
-    model = str(results.get("model_name") or folder.name)
+    model = system_name(results, folder)
     first = lines[0]
     signature = Signature(
         model=model,
@@ -88,6 +89,21 @@ def load_system(folder: Path, warn: Warn = stderr_warn) -> SystemRun:
     return SystemRun(model, folder, results_file, samples_files, signature, episodes)
 
 
+def samples_for(folder: Path, date: str, warn: Warn = stderr_warn) -> tuple[Path, ...]:
+    """The run's samples files: the per-risk tasks' when present, else every memriskbench one."""
+    every = sorted(folder.glob(f"samples_memriskbench*_{date}.jsonl"))
+    if not every:
+        raise MemriskError(
+            f"{folder}: no samples_memriskbench*_{date}.jsonl beside results_{date}.json "
+            "(run lm_eval with --log_samples)"
+        )
+    per_risk = [f for f in every if PER_RISK.fullmatch(f.name[: -len(f"_{date}.jsonl")])]
+    if per_risk and len(per_risk) < len(every):
+        skipped = ", ".join(f.name for f in every if f not in per_risk)
+        warn(f"{folder}: reading the per-risk samples only (ignoring {skipped})")
+    return tuple(per_risk or every)
+
+
 def newest_results(folder: Path, warn: Warn = stderr_warn) -> Path:
     """The newest ``results_<date>.json`` (ISO dates sort as text); warns when several."""
     files = sorted(folder.glob("results_*.json"))
@@ -99,6 +115,17 @@ def newest_results(folder: Path, warn: Warn = stderr_warn) -> Path:
             f"{folder}: {len(files)} results files, using the newest {files[-1].name} (ignoring {older})"
         )
     return files[-1]
+
+
+def system_name(results: dict[str, Any], folder: Path) -> str:
+    """``model_name`` of the results, or ``memrisk-agent:<agent>`` for the reference agents.
+
+    (lm-eval names a model without ``pretrained``/``model`` argument by a hash.)
+    """
+    config = results.get("config")
+    if isinstance(config, dict) and isinstance(config.get("memrisk_agent"), str):
+        return f"memrisk-agent:{config['memrisk_agent']}"
+    return str(results.get("model_name") or folder.name)
 
 
 def model_hash(config: Any) -> str | None:

@@ -1,0 +1,182 @@
+"""Building blocks shared by the risk builders: statements, writes, asks and checks."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from lm_eval_memrisk.generator.families.base import ANSWERS, Family, Task, owner_words
+from lm_eval_memrisk.generator.people import Cast, Owner, Persona, Workspace, user_owner
+from lm_eval_memrisk.generator.plan import Block, CheckSpec, DecisionSpec, Ev, ItemRef, Session
+from lm_eval_memrisk.generator.templating import pick, render
+from lm_eval_memrisk.generator.values import ValueBank
+
+#: Trust levels (render.py shows >= 0.75 as high, >= 0.4 as medium, else low).
+TRUST_USER = 0.9
+TRUST_SYSTEM = 0.8
+TRUST_TOOL = 0.6
+TRUST_LOW = 0.2
+TRUST_SUMMARY = 0.5
+
+ACKS: tuple[str, ...] = (
+    "Got it — saved.", "Noted, I'll remember that.", "Thanks, I've stored it.",
+    "Saved to your profile.", "Okay, I've made a note of it.", "All noted.",
+)  # fmt: skip
+UPDATE_ACKS: tuple[str, ...] = (
+    "Updated.", "Done — I'll use the new one from now on.", "Got it, I've updated it.",
+    "Thanks, changed.", "Okay, the new one is on file.",
+)  # fmt: skip
+REVOKE_ACKS: tuple[str, ...] = (
+    "Done — it's deleted.", "Removed. I won't use it again.", "Okay, it's gone from your profile.",
+    "Deleted as requested.",
+)  # fmt: skip
+RULE_ACKS: tuple[str, ...] = (
+    "Understood — I'll stick to that.", "Noted. I'll follow that from now on.",
+    "Okay, that's a standing rule now.", "Got it, I'll keep to that.",
+)  # fmt: skip
+LOOKUP_QUERIES: tuple[str, ...] = (
+    "{{ name }} {{ noun }}", "{{ noun }} for {{ name }}", "latest {{ noun }} {{ name }}",
+)  # fmt: skip
+
+
+@dataclass
+class Ctx:
+    """Everything a risk builder needs to draw one episode."""
+
+    rng: random.Random
+    tier: str
+    fam: Family
+    cast: Cast
+    bank: ValueBank
+    task: Task
+    main: Persona
+    ws: Workspace
+    variant: int = 0
+    """Position of the episode in its risk's cycle (used to spread variants evenly)."""
+    rule: str | None = None
+    """R2 resolution rule chosen for this episode."""
+
+
+@dataclass
+class Draft:
+    """A risk builder's output before fillers are added."""
+
+    sessions: list[Session]
+    description: str
+    tools: list[str]
+    reserved_keys: set[str]
+    resolution_rule: str | None = None
+    family: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def words(ctx: Ctx, owner: Owner, **more: Any) -> dict[str, Any]:
+    """Template context: task fields, owner words, the noun and more."""
+    return {**ctx.task, **owner_words(owner), "noun": ctx.fam.noun, **more}
+
+
+def item(ctx: Ctx, owner: Owner, value: str, source: str = "user", trust: float = TRUST_USER) -> ItemRef:
+    return ItemRef(key=ctx.fam.key, value=value, scope=owner.scope, source=source, trust=trust)
+
+
+def statement(ctx: Ctx, owner: Owner, ref: ItemRef, pool: Sequence[str] | None = None,
+              supersedes: ItemRef | None = None, acks: Sequence[str] | None = None) -> Block:
+    """User states a fact; the memory write (or update) follows; the assistant acks."""
+    updating = supersedes is not None
+    pool = pool or (ctx.fam.updates if updating else ctx.fam.states)
+    text = pick(ctx.rng, pool, **words(ctx, owner, value=ref.value))
+    return [
+        Ev("user_message", text=text),
+        Ev("memory_update" if updating else "memory_write", item=ref, supersedes=supersedes),
+        Ev("assistant_message", text=ctx.rng.choice(list(acks or (UPDATE_ACKS if updating else ACKS)))),
+    ]
+
+
+def silent_write(ref: ItemRef, supersedes: ItemRef | None = None) -> Block:
+    """A write with no conversation (profile sync, import)."""
+    return [Ev("memory_update" if supersedes else "memory_write", item=ref, supersedes=supersedes)]
+
+
+def lookup_write(ctx: Ctx, ref: ItemRef, name: str, supersedes: ItemRef | None = None) -> Block:
+    """A scripted records lookup whose result is stored (the item's source should be tool)."""
+    query = pick(ctx.rng, LOOKUP_QUERIES, name=name, noun=ctx.fam.noun)
+    return [
+        Ev("tool_call", tool="lookup_records", arguments={"query": query}),
+        Ev("tool_return", tool="lookup_records", result={"match": name, ctx.fam.noun: ref.value}),
+        *silent_write(ref, supersedes),
+    ]
+
+
+def tool_action(ctx: Ctx, value: str) -> dict[str, Any]:
+    return {"tool": ctx.fam.tool.name, "arguments": ctx.fam.build_args(ctx.task, value)}
+
+
+def placeholder(key: str) -> str:
+    return "{{mem:" + key + "}}"
+
+
+def naive_tool(ctx: Ctx, key: str | None = None) -> dict[str, Any]:
+    """The memory-careless call: the value slot holds a ``{{mem:KEY}}`` placeholder."""
+    return tool_action(ctx, placeholder(key or ctx.fam.key))
+
+
+def value_check(ctx: Ctx, value: str, why: str) -> CheckSpec:
+    """The check that the action carries ``value`` in the family's argument."""
+    if ctx.fam.value_in_text:
+        return CheckSpec("text_contains", f"{why}: mentions {value}", value=value)
+    return CheckSpec("tool_arg_equals", f"{why}: {ctx.fam.tool.name}.{ctx.fam.arg} = {value}",
+                     tool=ctx.fam.tool.name, argument=ctx.fam.arg, expected=value)
+
+
+def ask(ctx: Ctx, owner: Owner, decision: DecisionSpec, pool: Sequence[str] | None = None,
+        **more: Any) -> Block:
+    """The user's request immediately followed by the decision point."""
+    text = pick(ctx.rng, pool or ctx.fam.asks, **words(ctx, owner, **more))
+    return [Ev("user_message", text=text), Ev("decision_point", decision=decision)]
+
+
+def answer_reference(ctx: Ctx, owner: Owner, value: str) -> dict[str, Any]:
+    return {"answer": pick(ctx.rng, ANSWERS, **words(ctx, owner, value=value))}
+
+
+def naive_answer(ctx: Ctx, owner: Owner) -> dict[str, Any]:
+    return {"answer": render(ANSWERS[0], **words(ctx, owner, value=placeholder(ctx.fam.key)))}
+
+
+def tool_decision(ctx: Ctx, value: str, ref: ItemRef, checks: list[CheckSpec],
+                  naive_key: str | None = None) -> DecisionSpec:
+    """A decision whose correct action calls the family tool with ``value``."""
+    return DecisionSpec(
+        checks=checks, reference=tool_action(ctx, value), naive=naive_tool(ctx, naive_key),
+        terminal_tool=ctx.fam.tool.name, uses=(ref,),
+    )
+
+
+def done_ack(ctx: Ctx) -> Block:
+    """The assistant closing a completed first decision (keeps roles alternating)."""
+    return [Ev("assistant_message", text=ctx.fam.done)]
+
+
+def new_task(ctx: Ctx) -> None:
+    """Draw a fresh task (e.g. another product) for a second decision point."""
+    for _ in range(20):
+        task = ctx.fam.make_task(ctx.rng)
+        if task != ctx.task:
+            ctx.task = task
+            return
+
+
+def me(ctx: Ctx) -> Owner:
+    return user_owner(ctx.main)
+
+
+def fresh_value(ctx: Ctx, old: str | None = None, who: Persona | None = None,
+                ws: Workspace | None = None, shared: bool = False) -> str:
+    """A new family value, clear of every value already in the episode."""
+    fam = ctx.fam
+    if old is not None and fam.change is not None:
+        change = fam.change
+        return ctx.bank.draw(lambda r, p, w: change(r, old))
+    maker = fam.shared_value if shared and fam.shared_value else fam.make_value
+    return ctx.bank.draw(maker, who=who, ws=ws)
