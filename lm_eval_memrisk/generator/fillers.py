@@ -42,7 +42,9 @@ Gap = tuple[int, int]
 
 
 class _Filler:
-    def __init__(self, rng: random.Random, sessions: list[Session], bank: ValueBank, reserved: set[str]):
+    def __init__(
+        self, rng: random.Random, sessions: list[Session], bank: ValueBank, reserved: set[str]
+    ):
         self.rng = rng
         self.sessions = sessions
         self.bank = bank
@@ -71,7 +73,9 @@ class _Filler:
                 return self.bank.add(value)
         raise ValueCollision(pool[0])
 
-    def stated(self, ref: ItemRef, templates: tuple[str, ...], supersedes: ItemRef | None = None) -> Block:
+    def stated(
+        self, ref: ItemRef, templates: tuple[str, ...], supersedes: ItemRef | None = None
+    ) -> Block:
         text = pick(self.rng, templates, key=ref.key, value=ref.value)
         acks = UPDATE_ACKS if supersedes else ACKS
         return [
@@ -85,18 +89,28 @@ class _Filler:
         i = self.rng.choice(free)
         self.used_chatter.add(i)
         ctx = {
-            "city": self.rng.choice(["Lisbon", "Ghent", "Porto", "Bologna", "Lyon", "Kraków", "Galway"]),
+            "city": self.rng.choice(
+                ["Lisbon", "Ghent", "Porto", "Bologna", "Lyon", "Kraków", "Galway"]
+            ),
             "day": self.rng.choice(["Saturday", "Sunday", "Friday"]),
             "mins": self.rng.choice([10, 15, 20, 25]),
             "age": self.rng.choice([30, 40, 50, 60]),
         }
         user, assistant = distractors.CHATTER[i]
-        return [Ev("user_message", text=render(user, **ctx)),
-                Ev("assistant_message", text=render(assistant, **ctx))]
+        return [
+            Ev("user_message", text=render(user, **ctx)),
+            Ev("assistant_message", text=render(assistant, **ctx)),
+        ]
 
 
-def add_fillers(rng: random.Random, tier: str, sessions: list[Session], cast: Cast, bank: ValueBank,
-                reserved_keys: set[str]) -> None:
+def add_fillers(
+    rng: random.Random,
+    tier: str,
+    sessions: list[Session],
+    cast: Cast,
+    bank: ValueBank,
+    reserved_keys: set[str],
+) -> None:
     """Insert the tier's distractors into ``sessions`` and pad to a turn target."""
     spec = FILL[tier]
     lo, hi = TIER_TURNS[tier]
@@ -147,7 +161,9 @@ def add_fillers(rng: random.Random, tier: str, sessions: list[Session], cast: Ca
         budget -= 2
     if budget == 1:
         hosts = [si for si, s in enumerate(sessions) if not s.guest]
-        f.insert((rng.choice(hosts), 0), [Ev("user_message", text=rng.choice(distractors.GREETINGS))])
+        f.insert(
+            (rng.choice(hosts), 0), [Ev("user_message", text=rng.choice(distractors.GREETINGS))]
+        )
     assert plan_turns(sessions) == target, (plan_turns(sessions), target)
 
 

@@ -52,10 +52,12 @@ class Owner:
 
 
 def user_owner(p: Persona) -> Owner:
+    """A user's own fact: "my"."""
     return Owner(scope=p.scope, whose="my", your="your", label=f"{p.first}'s")
 
 
 def workspace_owner(w: Workspace) -> Owner:
+    """A workspace's shared fact: "our"."""
     return Owner(scope=w.scope, whose="our", your="your", label=f"{w.name}'s")
 
 
@@ -69,6 +71,7 @@ class Cast:
         self._companies: set[str] = set()
 
     def person(self) -> Persona:
+        """A persona whose first and last names are new in this episode."""
         first = self._rng.choice([n for n in pools.FIRST_NAMES if n not in self._firsts])
         last = self._rng.choice([n for n in pools.LAST_NAMES if n not in self._lasts])
         self._firsts.add(first)
@@ -76,6 +79,7 @@ class Cast:
         return Persona(first, last)
 
     def workspace(self) -> Workspace:
+        """A workspace not used yet in this episode."""
         name, domain = self._rng.choice([c for c in pools.COMPANIES if c[0] not in self._companies])
         self._companies.add(name)
         return Workspace(name, domain)

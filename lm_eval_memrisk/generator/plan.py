@@ -98,13 +98,12 @@ class Session:
     blocks: list[Block] = field(default_factory=list)
     sealed: bool = False
     """No filler may follow the last block (it ends with the final decision point)."""
-    extra_scopes: tuple[str, ...] = ()
     guest: bool = False
     """A visitor's session added as a distractor (no other filler goes into it)."""
 
     @property
     def scopes(self) -> tuple[str, ...]:
-        return (self.persona.scope, self.workspace.scope, *self.extra_scopes)
+        return (self.persona.scope, self.workspace.scope)
 
     def gaps(self) -> range:
         """Indices where a filler block may be inserted (before ``blocks[i]``)."""
@@ -112,10 +111,12 @@ class Session:
 
 
 def turns(blocks: list[Block]) -> int:
+    """User and assistant messages in ``blocks``."""
     return sum(1 for b in blocks for e in b if e.type in ("user_message", "assistant_message"))
 
 
 def plan_turns(sessions: list[Session]) -> int:
+    """User and assistant messages in ``sessions``."""
     return sum(turns(s.blocks) for s in sessions)
 
 
@@ -145,15 +146,24 @@ def _check(spec: CheckSpec, cid: str) -> Check:
 
 def _memory_item(ref: ItemRef, time: int) -> MemoryItem:
     return MemoryItem(
-        id=ref.id, key=ref.key, value=ref.value, scope=ref.scope, source=ref.source,
-        trust=ref.trust, valid_from=time,
+        id=ref.id,
+        key=ref.key,
+        value=ref.value,
+        scope=ref.scope,
+        source=ref.source,
+        trust=ref.trust,
+        valid_from=time,
     )
 
 
 def _constraint(ref: ConstraintRef) -> Constraint:
     return Constraint(
-        id=ref.id, text=ref.text, scope=ref.scope, forbid_tool=ref.forbid_tool,
-        forbid_argument=ref.forbid_argument, forbid_value=ref.forbid_value,
+        id=ref.id,
+        text=ref.text,
+        scope=ref.scope,
+        forbid_tool=ref.forbid_tool,
+        forbid_argument=ref.forbid_argument,
+        forbid_value=ref.forbid_value,
         forbid_text=ref.forbid_text,
     )
 
@@ -189,7 +199,9 @@ def compile_plan(sessions: list[Session], rng: random.Random) -> tuple[Event, ..
         after = (events[-1].id,) if events else ()
         if t in headers:
             text, scopes = headers[t]
-            events.append(Event(id=eid, type="scope_switch", time=t, after=after, text=text, scopes=scopes))
+            events.append(
+                Event(id=eid, type="scope_switch", time=t, after=after, text=text, scopes=scopes)
+            )
             continue
         dec = ev.decision
         events.append(
@@ -206,7 +218,9 @@ def compile_plan(sessions: list[Session], rng: random.Random) -> tuple[Event, ..
                 arguments=dict(ev.arguments) if ev.arguments is not None else None,
                 result=dict(ev.result) if ev.result is not None else None,
                 constraint=_constraint(ev.constraint) if ev.constraint else None,
-                checks=tuple(_check(c, f"c{i}") for i, c in enumerate(dec.checks, 1)) if dec else (),
+                checks=tuple(_check(c, f"c{i}") for i, c in enumerate(dec.checks, 1))
+                if dec
+                else (),
                 reference=dict(dec.reference) if dec else None,
                 naive=dict(dec.naive) if dec and dec.naive else None,
                 terminal_tool=dec.terminal_tool if dec else None,

@@ -27,23 +27,29 @@ def _num(rng: random.Random, lo: int, hi: int) -> str:
 
 
 def address(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """A UK, German, Dutch or US postal address."""
     style = rng.choice(("uk", "uk", "uk", "de", "nl", "us"))
     street = f"{rng.choice(pools.STREETS)} {rng.choice(pools.STREET_SUFFIXES)}"
     if style == "uk":
         city, area = rng.choice(pools.UK_CITIES)
-        post = f"{area}{rng.randint(1, 19)} {rng.randint(1, 9)}{rng.choice(_POST_LETTERS)}{rng.choice(_POST_LETTERS)}"
+        outward = f"{area}{rng.randint(1, 19)}"
+        letters = _POST_LETTERS
+        post = f"{outward} {rng.randint(1, 9)}{rng.choice(letters)}{rng.choice(letters)}"
         flat = rng.choice(("", "", f"Flat {rng.randint(2, 9)}, "))
         return f"{flat}{_num(rng, 2, 180)} {street}, {city} {post}"
     if style == "de":
-        return f"{rng.choice(pools.DE_STREETS)} {_num(rng, 2, 90)}, {_digits(rng, 5)} {rng.choice(pools.DE_CITIES)}"
+        street_de = f"{rng.choice(pools.DE_STREETS)} {_num(rng, 2, 90)}"
+        return f"{street_de}, {_digits(rng, 5)} {rng.choice(pools.DE_CITIES)}"
     if style == "nl":
         post = f"{rng.randint(1011, 3599)} {rng.choice(_POST_LETTERS)}{rng.choice(_POST_LETTERS)}"
-        return f"{rng.choice(pools.NL_STREETS)} {_num(rng, 2, 300)}, {post} {rng.choice(pools.NL_CITIES)}"
+        street_nl = f"{rng.choice(pools.NL_STREETS)} {_num(rng, 2, 300)}"
+        return f"{street_nl}, {post} {rng.choice(pools.NL_CITIES)}"
     city, state = rng.choice(pools.US_CITIES)
     return f"{_num(rng, 100, 4999)} {street}, {city}, {state} {_digits(rng, 5)}"
 
 
 def phone(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """A phone number in one of six national formats."""
     style = rng.randrange(6)
     if style == 0:
         return f"+44 7{_digits(rng, 3)} {_digits(rng, 6)}"
@@ -59,27 +65,39 @@ def phone(rng: random.Random, who: Persona, ws: Workspace) -> str:
 
 
 def personal_email(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """A private address built from the persona's name."""
     first, last = slugify(who.first).replace("-", ""), slugify(who.last).replace("-", "")
-    local = rng.choice((f"{first}.{last}", f"{first[0]}{last}", f"{first}{_num(rng, 10, 99)}",
-                        f"{first}_{last[:3]}", f"{last}.{first[0]}"))
+    local = rng.choice(
+        (
+            f"{first}.{last}",
+            f"{first[0]}{last}",
+            f"{first}{_num(rng, 10, 99)}",
+            f"{first}_{last[:3]}",
+            f"{last}.{first[0]}",
+        )
+    )
     return f"{local}@{rng.choice(pools.MAIL_HOSTS)}"
 
 
 def work_email(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """An address at the workspace's domain."""
     first, last = slugify(who.first).replace("-", ""), slugify(who.last).replace("-", "")
     local = rng.choice((f"{first}.{last}", f"{first[0]}.{last}", f"{first}", f"{last}{first[0]}"))
     return f"{local}@{ws.domain}"
 
 
 def shared_email(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """A team mailbox of the workspace (billing@...)."""
     return f"{rng.choice(('billing', 'accounts', 'invoices', 'finance', 'ops'))}@{ws.domain}"
 
 
 def card(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """``Visa ending 4417``."""
     return f"{rng.choice(pools.CARD_BRANDS)} ending {rng.randint(1000, 9999)}"
 
 
 def bank_account(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """An IBAN or a UK sort code and account number."""
     style = rng.randrange(3)
     if style == 0:
         groups = " ".join(_digits(rng, 4) for _ in range(3))
@@ -92,6 +110,7 @@ def bank_account(rng: random.Random, who: Persona, ws: Workspace) -> str:
 
 
 def medication(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """``Atorvastatin 20 mg once daily``."""
     drug, doses = rng.choice(pools.DRUGS)
     return f"{drug} {rng.choice(doses)} mg {rng.choice(pools.DOSE_TIMES)}"
 
@@ -104,44 +123,53 @@ def medication_change(rng: random.Random, old: str) -> str:
 
 
 def seat(rng: random.Random, who: Persona, ws: Workspace) -> str:
-    side = rng.choice(("Aisle", "Window", "Aisle", "Window", "Exit-row aisle"))
+    """``aisle seat, row 14``."""
+    side = rng.choice(("aisle", "window", "aisle", "window", "exit-row aisle"))
     return f"{side} seat, row {rng.randint(3, 38)}"
 
 
 def api_token(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """``sk_live_`` and friends, 22 random characters."""
     prefix = rng.choice(("sk_live", "ghp", "xoxb", "pk_prod", "tok", "sk_test"))
     body = "".join(rng.choice(string.ascii_lowercase + string.digits) for _ in range(22))
     return f"{prefix}_{body}"
 
 
 def date_2026(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """``Friday 27 March 2026``."""
     day = dt.date(2026, 1, 1) + dt.timedelta(days=rng.randint(20, 340))
     return f"{day:%A} {day.day} {day:%B} {day.year}"
 
 
 def loyalty(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """``Marlow Rewards 4471 9930``."""
     return f"{rng.choice(pools.HOTEL_PROGRAMMES)} {_digits(rng, 4)} {_digits(rng, 4)}"
 
 
 def door_code(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """``K4829``."""
     return f"{rng.choice('BCDFHJKMPRTVWXZ')}{rng.randint(1000, 9999)}"
 
 
 def dish(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """A dish from the menu pool."""
     return rng.choice(pools.DISHES)
 
 
 def pickup(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """``the north entrance, 61 Kingfisher Crescent``."""
     street = f"{rng.choice(pools.STREETS)} {rng.choice(pools.STREET_SUFFIXES)}"
     spot = rng.choice(pools.PICKUP_SPOTS)
-    return f"{spot[0].upper()}{spot[1:]}, {_num(rng, 2, 140)} {street}"
+    return f"{spot}, {_num(rng, 2, 140)} {street}"
 
 
 def meeting_slot(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """``Tuesday 10:30``."""
     return f"{rng.choice(pools.WEEKDAYS)} {rng.choice(pools.MEETING_TIMES)}"
 
 
 def airline(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """An airline name."""
     return rng.choice(pools.AIRLINES)
 
 
@@ -150,11 +178,11 @@ class ValueCollision(Exception):
 
 
 def _clash(a: str, b: str) -> bool:
-    """Whether one normalised value occurs in the other (token or digit level)."""
+    """Whether one normalised value is a substring of the other (or their digit runs are)."""
     na, nb = normalize(a), normalize(b)
     if not na or not nb:
         return True
-    if f" {na} " in f" {nb} " or f" {nb} " in f" {na} ":
+    if na in nb or nb in na:
         return True
     da, db = "".join(c for c in na if c.isdigit()), "".join(c for c in nb if c.isdigit())
     return len(da) >= 6 and len(db) >= 6 and (da in db or db in da)

@@ -52,6 +52,14 @@ def prefix_sorted_order(contexts: Sequence[str]) -> list[int]:
     return sorted(range(len(contexts)), key=lambda i: (contexts[i], i))
 
 
+def _usable_cpus() -> int:
+    """CPUs this process may run on (honours affinity/cpusets), else ``os.cpu_count()``."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _as_bool(v: Any) -> bool:
     if isinstance(v, str):
         return v.strip().lower() in {"1", "true", "yes", "on"}
@@ -59,7 +67,7 @@ def _as_bool(v: Any) -> bool:
 
 
 @register_model("llama-cpp")
-class LlamaCppLM(LM):
+class LlamaCppLM(LM):  # type: ignore[misc]
     """lm-eval LM backed by one in-process ``llama_cpp.Llama`` (GGUF)."""
 
     def __init__(
@@ -69,7 +77,7 @@ class LlamaCppLM(LM):
         repo_id: str | None = None,
         filename: str | None = None,
         n_ctx: int = 8192,
-        n_threads: int | None = None,
+        n_threads: int | None = None,  # default: usable CPUs
         n_gpu_layers: int = 0,
         seed: int = 1234,
         chat_format: str | None = None,
@@ -108,7 +116,7 @@ class LlamaCppLM(LM):
 
         trained = self.info.context_length
         self.n_ctx = int(n_ctx) if trained is None else min(int(n_ctx), trained)
-        self.n_threads = int(n_threads) if n_threads is not None else (os.cpu_count() or 1)
+        self.n_threads = int(n_threads) if n_threads is not None else _usable_cpus()
         self.n_gpu_layers = int(n_gpu_layers)
         self.seed = int(seed)
         self.temperature = float(temperature)
@@ -184,9 +192,11 @@ class LlamaCppLM(LM):
         assert name is not None
         try:
             handler = lcf.get_chat_completion_handler(name)
-        except Exception as exc:  # LlamaChatCompletionHandlerNotFoundException (a KeyError)
+        except lcf.LlamaChatCompletionHandlerNotFoundException as exc:
             raise ValueError(f"llama-cpp: unknown chat_format {name!r}: {exc}") from None
-        cells = dict(zip(handler.__code__.co_freevars, handler.__closure__ or (), strict=False))
+        code, closure = getattr(handler, "__code__", None), getattr(handler, "__closure__", None)
+        freevars = code.co_freevars if code is not None else ()
+        cells = dict(zip(freevars, closure or (), strict=False))
         cell = cells.get("chat_formatter")
         if cell is None:
             raise ValueError(
@@ -228,7 +238,11 @@ class LlamaCppLM(LM):
         if n_cached == 0:
             return len(tokens)
         lp = common_prefix_len(cached.tolist(), tokens)
-        if lp == len(tokens) and n_cached == len(tokens) and not getattr(self.llm, "_requires_eval", False):
+        if (
+            lp == len(tokens)
+            and n_cached == len(tokens)
+            and not getattr(self.llm, "_requires_eval", False)
+        ):
             return 0
         reuse = lp - 1 if lp == len(tokens) else lp
         return len(tokens) - max(reuse, 0)
@@ -243,7 +257,7 @@ class LlamaCppLM(LM):
         temp = float(gen_kwargs.get("temperature", self.temperature))
         if "do_sample" in gen_kwargs and not _as_bool(gen_kwargs["do_sample"]):
             temp = 0.0
-        tokens = self.tokenize(context)
+        tokens = self.tokenize(context) or [max(self.llm.token_bos(), 0)]  # never empty
         n_prompt = len(tokens)
         truncated = 0
         budget = self.n_ctx - max_gen - 1
@@ -292,7 +306,8 @@ class LlamaCppLM(LM):
             kwargs_list.append(gk)
         order = prefix_sorted_order(contexts) if self.prefix_sort else list(range(len(requests)))
         results: list[str | None] = [None] * len(requests)
-        self.llm.reset()  # output of a request set must not depend on what ran before
+        # the output of a request set must not depend on what ran before it
+        self.llm.reset()  # type: ignore[no-untyped-call]
         t0 = time.perf_counter()
         pbar = tqdm(
             total=len(requests),
@@ -310,7 +325,9 @@ class LlamaCppLM(LM):
                 pbar.update(1)
         finally:
             pbar.close()
-            self.stats["wall_time_s"] = round(self.stats["wall_time_s"] + time.perf_counter() - t0, 4)
+            self.stats["wall_time_s"] = round(
+                self.stats["wall_time_s"] + time.perf_counter() - t0, 4
+            )
         return [r if r is not None else "" for r in results]
 
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> Any:

@@ -29,10 +29,19 @@ def _hotel(rng: random.Random) -> Task:
 
 
 CARD = Family(
-    name="payment_card", key="payment card", noun="payment card", label="card",
-    tool=TOOLS["charge_card"], arg="card", make_value=values.card,
+    name="payment_card",
+    key="payment card",
+    noun="payment card",
+    label="card",
+    tool=TOOLS["charge_card"],
+    arg="card",
+    make_value=values.card,
     make_task=_purchase,
-    build_args=lambda task, v: {"card": v, "amount": float(task["amount"]), "description": task["desc"]},
+    build_args=lambda task, v: {
+        "card": v,
+        "amount": float(task["amount"]),
+        "description": task["desc"],
+    },
     asks=(
         "Please pay for {{ desc }} (£{{ amount }}) with {{ whose }} card.",
         "Charge {{ desc }} — £{{ amount }} — to the card on file.",
@@ -49,11 +58,20 @@ CARD = Family(
 )
 
 PAYOUT = Family(
-    name="payout_account", key="payout account", noun="payout account", label="account",
-    tool=TOOLS["transfer_funds"], arg="account", make_value=values.bank_account,
+    name="payout_account",
+    key="payout account",
+    noun="payout account",
+    label="account",
+    tool=TOOLS["transfer_funds"],
+    arg="payee_account",
+    make_value=values.bank_account,
     shared_value=values.bank_account,
     make_task=_transfer,
-    build_args=lambda task, v: {"account": v, "amount": float(task["amount"]), "reference": task["ref"]},
+    build_args=lambda task, v: {
+        "payee_account": v,
+        "amount": float(task["amount"]),
+        "reference": task["ref"],
+    },
     asks=(
         "Transfer £{{ amount }} for the {{ ref }} to {{ whose }} {{ noun }}.",
         "Please pay out the {{ ref }} (£{{ amount }}) to {{ whose }} bank account.",
@@ -65,8 +83,13 @@ PAYOUT = Family(
 )
 
 MEDICATION = Family(
-    name="medication", key="prescription", noun="prescription", label="medication",
-    tool=TOOLS["refill_prescription"], arg="medication", make_value=values.medication,
+    name="medication",
+    key="prescription",
+    noun="prescription",
+    label="medication",
+    tool=TOOLS["refill_prescription"],
+    arg="medication",
+    make_value=values.medication,
     change=values.medication_change,
     make_task=lambda rng: {"pharmacy": rng.choice(pools.PHARMACIES)},
     build_args=lambda task, v: {"medication": v, "pharmacy": task["pharmacy"]},
@@ -76,15 +99,22 @@ MEDICATION = Family(
         "Time for a repeat prescription; send it to {{ pharmacy }}.",
     ),
     states=STATES + ("I take {{ value }} — that's {{ whose }} current {{ noun }}.",),
-    updates=("The doctor changed {{ whose }} {{ noun }}: it's {{ value }} now.",
-             "New dosage from the GP — {{ value }}.",
-             "Please update {{ whose }} {{ noun }} to {{ value }}."),
+    updates=(
+        "The doctor changed {{ whose }} {{ noun }}: it's {{ value }} now.",
+        "New dosage from the GP — {{ value }}.",
+        "Please update {{ whose }} {{ noun }} to {{ value }}.",
+    ),
     done="Refill requested.",
 )
 
 SEAT = Family(
-    name="seat_preference", key="seat preference", noun="seat preference", label="seat",
-    tool=TOOLS["book_flight"], arg="seat", make_value=values.seat,
+    name="seat_preference",
+    key="seat preference",
+    noun="seat preference",
+    label="seat",
+    tool=TOOLS["book_flight"],
+    arg="seat",
+    make_value=values.seat,
     make_task=_flight,
     build_args=lambda task, v: {"route": task["route"], "date": task["date"], "seat": v},
     asks=(
@@ -98,8 +128,13 @@ SEAT = Family(
 )
 
 TOKEN = Family(
-    name="api_token", key="API token", noun="API token", label="token",
-    tool=TOOLS["configure_integration"], arg="api_token", make_value=values.api_token,
+    name="api_token",
+    key="API token",
+    noun="API token",
+    label="token",
+    tool=TOOLS["configure_integration"],
+    arg="api_token",
+    make_value=values.api_token,
     shared_value=values.api_token,
     make_task=lambda rng: {"service": rng.choice(pools.SERVICES)},
     build_args=lambda task, v: {"service": task["service"], "api_token": v},
@@ -119,8 +154,13 @@ TOKEN = Family(
 )
 
 DEADLINE = Family(
-    name="deadline", key="deadline", noun="deadline", label="due",
-    tool=TOOLS["set_reminder"], arg="due", make_value=values.date_2026,
+    name="deadline",
+    key="deadline",
+    noun="deadline",
+    label="due",
+    tool=TOOLS["set_reminder"],
+    arg="due",
+    make_value=values.date_2026,
     make_task=lambda rng: {"task": rng.choice(pools.REMINDER_TASKS)},
     build_args=lambda task, v: {"task": task["task"], "due": v},
     asks=(
@@ -128,27 +168,44 @@ DEADLINE = Family(
         "Please remind {{ whom }} to {{ task }} — due on the {{ noun }} you have.",
         "Add a reminder: {{ task }}, due by the {{ noun }}.",
     ),
-    states=("The {{ noun }} to {{ task }} is {{ value }}.",
-            "Note: I have to {{ task }} by {{ value }}.",
-            "Please remember the {{ noun }} — {{ task }} by {{ value }}."),
-    updates=("The {{ noun }} moved: I now have to {{ task }} by {{ value }}.",
-             "Good news, they extended the {{ noun }} to {{ value }}.",
-             "Update: {{ task }} is now due {{ value }}."),
-    questions=("When is the {{ noun }} to {{ task }}?", "Remind me of the {{ noun }} to {{ task }}?"),
+    states=(
+        "The {{ noun }} to {{ task }} is {{ value }}.",
+        "Note: I have to {{ task }} by {{ value }}.",
+        "Please remember the {{ noun }} — {{ task }} by {{ value }}.",
+    ),
+    updates=(
+        "The {{ noun }} moved: I now have to {{ task }} by {{ value }}.",
+        "Good news, they extended the {{ noun }} to {{ value }}.",
+        "Update: {{ task }} is now due {{ value }}.",
+    ),
+    questions=(
+        "When is the {{ noun }} to {{ task }}?",
+        "Remind me of the {{ noun }} to {{ task }}?",
+    ),
     done="Reminder set.",
 )
 
 LOYALTY = Family(
-    name="loyalty_number", key="hotel loyalty number", noun="hotel loyalty number", label="loyalty",
-    tool=TOOLS["book_hotel"], arg="loyalty_number", make_value=values.loyalty,
+    name="loyalty_number",
+    key="hotel loyalty number",
+    noun="hotel loyalty number",
+    label="loyalty",
+    tool=TOOLS["book_hotel"],
+    arg="rewards_number",
+    make_value=values.loyalty,
     shared_value=values.loyalty,
     make_task=_hotel,
-    build_args=lambda task, v: {"hotel": f"{task['hotel']}, {task['city']}", "nights": task["nights"],
-                                "loyalty_number": v},
+    build_args=lambda task, v: {
+        "hotel": f"{task['hotel']}, {task['city']}",
+        "nights": task["nights"],
+        "rewards_number": v,
+    },
     asks=(
         "Book {{ nights }} nights at {{ hotel }} in {{ city }} and add {{ whose }} loyalty number.",
-        "Please reserve {{ hotel }}, {{ city }}, for {{ nights }} nights — with {{ whose }} {{ noun }}.",
-        "Get {{ whom }} a room at {{ hotel }} in {{ city }} ({{ nights }} nights); collect the points.",
+        "Please reserve {{ hotel }}, {{ city }}, for {{ nights }} nights — with {{ whose }} {{ "
+        "noun }}.",
+        "Get {{ whom }} a room at {{ hotel }} in {{ city }} ({{ nights }} nights); collect the "
+        "points.",
     ),
     states=STATES + ("Add {{ value }} to every hotel booking.",),
     done="Hotel booked.",

@@ -27,8 +27,13 @@ def _t(key: str, pool: tuple[str, ...]) -> Callable[[random.Random], Task]:
 
 
 SHIPPING = Family(
-    name="shipping_address", key="shipping address", noun="shipping address", label="address",
-    tool=TOOLS["ship_order"], arg="address", make_value=values.address,
+    name="shipping_address",
+    key="shipping address",
+    noun="shipping address",
+    label="address",
+    tool=TOOLS["ship_order"],
+    arg="address",
+    make_value=values.address,
     shared_value=values.address,
     make_task=_t("item", pools.PRODUCTS),
     build_args=lambda task, v: {"item": task["item"], "address": v},
@@ -38,16 +43,27 @@ SHIPPING = Family(
         "I'd like the {{ item }} delivered — same {{ noun }} as always, please.",
         "Order the {{ item }} for {{ whom }}, shipped to the address you have on file.",
     ),
-    states=STATES + ("For deliveries, use {{ value }}.",
-                     "Parcels should go to {{ value }} — that's {{ whose }} {{ noun }}."),
-    updates=UPDATES + ("We've moved! The new {{ noun }} is {{ value }}.",
-                       "Deliveries go to {{ value }} from now on."),
+    states=STATES
+    + (
+        "For deliveries, use {{ value }}.",
+        "Parcels should go to {{ value }} — that's {{ whose }} {{ noun }}.",
+    ),
+    updates=UPDATES
+    + (
+        "We've moved! The new {{ noun }} is {{ value }}.",
+        "Deliveries go to {{ value }} from now on.",
+    ),
     done="Order placed.",
 )
 
 PHONE = Family(
-    name="phone_number", key="phone number", noun="phone number", label="phone",
-    tool=TOOLS["send_sms"], arg="to", make_value=values.phone,
+    name="phone_number",
+    key="phone number",
+    noun="phone number",
+    label="phone",
+    tool=TOOLS["send_sms"],
+    arg="to",
+    make_value=values.phone,
     make_task=_t("thing", TEXT_THINGS),
     build_args=lambda task, v: {"to": v, "message": f"As requested: {task['thing']}."},
     asks=(
@@ -61,12 +77,19 @@ PHONE = Family(
 )
 
 EMAIL = Family(
-    name="email_address", key="email address", noun="email address", label="email",
-    tool=TOOLS["send_email"], arg="to", make_value=values.personal_email,
+    name="email_address",
+    key="email address",
+    noun="email address",
+    label="email",
+    tool=TOOLS["send_email"],
+    arg="to",
+    make_value=values.personal_email,
     shared_value=values.shared_email,
     make_task=_t("doc", pools.DOCUMENTS),
     build_args=lambda task, v: {
-        "to": v, "subject": task["doc"].capitalize(), "body": f"Attached: the {task['doc']}.",
+        "to": v,
+        "subject": task["doc"].capitalize(),
+        "body": f"Attached: the {task['doc']}.",
     },
     asks=(
         "Email the {{ doc }} to {{ whose }} {{ noun }}, please.",
@@ -79,8 +102,13 @@ EMAIL = Family(
 )
 
 MEAL = Family(
-    name="usual_order", key="usual lunch order", noun="usual lunch order", label="dish",
-    tool=TOOLS["order_meal"], arg="dish", make_value=values.dish,
+    name="usual_order",
+    key="usual lunch order",
+    noun="usual lunch order",
+    label="dish",
+    tool=TOOLS["order_meal"],
+    arg="dish",
+    make_value=values.dish,
     make_task=_t("restaurant", pools.RESTAURANTS),
     build_args=lambda task, v: {"restaurant": task["restaurant"], "dish": v},
     asks=(
@@ -94,8 +122,13 @@ MEAL = Family(
 )
 
 PICKUP = Family(
-    name="pickup_point", key="pickup point", noun="usual pickup point", label="pickup",
-    tool=TOOLS["book_ride"], arg="pickup", make_value=values.pickup,
+    name="pickup_point",
+    key="pickup point",
+    noun="usual pickup point",
+    label="pickup",
+    tool=TOOLS["book_ride"],
+    arg="pickup",
+    make_value=values.pickup,
     make_task=_t("destination", pools.RIDE_DESTINATIONS),
     build_args=lambda task, v: {"pickup": v, "destination": task["destination"]},
     asks=(
@@ -108,8 +141,13 @@ PICKUP = Family(
 )
 
 MEETING = Family(
-    name="meeting_slot", key="regular meeting slot", noun="regular meeting slot", label="slot",
-    tool=TOOLS["schedule_meeting"], arg="when", make_value=values.meeting_slot,
+    name="meeting_slot",
+    key="regular meeting slot",
+    noun="regular meeting slot",
+    label="slot",
+    tool=TOOLS["schedule_meeting"],
+    arg="when",
+    make_value=values.meeting_slot,
     make_task=_t("title", pools.MEETINGS),
     build_args=lambda task, v: {"title": task["title"], "when": v},
     asks=(
@@ -128,11 +166,20 @@ def _order_ref(rng: random.Random) -> Task:
 
 
 DOOR = Family(
-    name="door_code", key="door code", noun="door code", label="code",
-    tool=TOOLS["message_courier"], arg="note", make_value=values.door_code,
-    shared_value=values.door_code, value_in_text=True,
+    name="door_code",
+    key="door code",
+    noun="door code",
+    label="code",
+    tool=TOOLS["message_courier"],
+    arg="note",
+    make_value=values.door_code,
+    shared_value=values.door_code,
+    value_in_text=True,
     make_task=_order_ref,
-    build_args=lambda task, v: {"order_ref": task["order_ref"], "note": f"Door code {v}, then leave it at reception."},
+    build_args=lambda task, v: {
+        "order_ref": task["order_ref"],
+        "note": f"Door code {v}, then leave it at reception.",
+    },
     asks=(
         "The courier for order {{ order_ref }} can't get in — send them {{ whose }} {{ noun }}.",
         "Please message the driver of {{ order_ref }} with the code for the front door.",

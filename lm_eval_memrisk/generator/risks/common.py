@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -34,6 +35,14 @@ REVOKE_ACKS: tuple[str, ...] = (
 RULE_ACKS: tuple[str, ...] = (
     "Understood — I'll stick to that.", "Noted. I'll follow that from now on.",
     "Okay, that's a standing rule now.", "Got it, I'll keep to that.",
+)  # fmt: skip
+#: Noun words too generic to identify what a clarifying question is about.
+_GENERIC_WORDS = frozenset({"usual", "regular", "preferred", "current", "of", "the"})
+#: Optional openings of a request (they only vary the wording).
+LEAD_INS: tuple[str, ...] = (
+    "Quick one:", "Okay, next thing:", "Sorry to bother you —", "Before I head out:",
+    "One more thing:", "When you get a second:", "Right —", "Hi —", "Could you help with this?",
+    "New task:",
 )  # fmt: skip
 LOOKUP_QUERIES: tuple[str, ...] = (
     "{{ name }} {{ noun }}", "{{ noun }} for {{ name }}", "latest {{ noun }} {{ name }}",
@@ -76,20 +85,33 @@ def words(ctx: Ctx, owner: Owner, **more: Any) -> dict[str, Any]:
     return {**ctx.task, **owner_words(owner), "noun": ctx.fam.noun, **more}
 
 
-def item(ctx: Ctx, owner: Owner, value: str, source: str = "user", trust: float = TRUST_USER) -> ItemRef:
+def item(
+    ctx: Ctx, owner: Owner, value: str, source: str = "user", trust: float = TRUST_USER
+) -> ItemRef:
+    """A note of the family's key owned by ``owner``."""
     return ItemRef(key=ctx.fam.key, value=value, scope=owner.scope, source=source, trust=trust)
 
 
-def statement(ctx: Ctx, owner: Owner, ref: ItemRef, pool: Sequence[str] | None = None,
-              supersedes: ItemRef | None = None, acks: Sequence[str] | None = None) -> Block:
+def statement(
+    ctx: Ctx,
+    owner: Owner,
+    ref: ItemRef,
+    pool: Sequence[str] | None = None,
+    supersedes: ItemRef | None = None,
+    acks: Sequence[str] | None = None,
+    **more: Any,
+) -> Block:
     """User states a fact; the memory write (or update) follows; the assistant acks."""
     updating = supersedes is not None
     pool = pool or (ctx.fam.updates if updating else ctx.fam.states)
-    text = pick(ctx.rng, pool, **words(ctx, owner, value=ref.value))
+    text = pick(ctx.rng, pool, **words(ctx, owner, value=ref.value, **more))
     return [
         Ev("user_message", text=text),
         Ev("memory_update" if updating else "memory_write", item=ref, supersedes=supersedes),
-        Ev("assistant_message", text=ctx.rng.choice(list(acks or (UPDATE_ACKS if updating else ACKS)))),
+        Ev(
+            "assistant_message",
+            text=ctx.rng.choice(list(acks or (UPDATE_ACKS if updating else ACKS))),
+        ),
     ]
 
 
@@ -109,10 +131,12 @@ def lookup_write(ctx: Ctx, ref: ItemRef, name: str, supersedes: ItemRef | None =
 
 
 def tool_action(ctx: Ctx, value: str) -> dict[str, Any]:
+    """The family tool's call with ``value`` in its slot."""
     return {"tool": ctx.fam.tool.name, "arguments": ctx.fam.build_args(ctx.task, value)}
 
 
 def placeholder(key: str) -> str:
+    """``{{mem:KEY}}``."""
     return "{{mem:" + key + "}}"
 
 
@@ -125,36 +149,50 @@ def value_check(ctx: Ctx, value: str, why: str) -> CheckSpec:
     """The check that the action carries ``value`` in the family's argument."""
     if ctx.fam.value_in_text:
         return CheckSpec("text_contains", f"{why}: mentions {value}", value=value)
-    return CheckSpec("tool_arg_equals", f"{why}: {ctx.fam.tool.name}.{ctx.fam.arg} = {value}",
-                     tool=ctx.fam.tool.name, argument=ctx.fam.arg, expected=value)
+    return CheckSpec(
+        "tool_arg_equals",
+        f"{why}: {ctx.fam.tool.name}.{ctx.fam.arg} = {value}",
+        tool=ctx.fam.tool.name,
+        argument=ctx.fam.arg,
+        expected=value,
+    )
 
 
-def ask(ctx: Ctx, owner: Owner, decision: DecisionSpec, pool: Sequence[str] | None = None,
-        **more: Any) -> Block:
+def ask(
+    ctx: Ctx, owner: Owner, decision: DecisionSpec, pool: Sequence[str] | None = None, **more: Any
+) -> Block:
     """The user's request immediately followed by the decision point."""
     text = pick(ctx.rng, pool or ctx.fam.asks, **words(ctx, owner, **more))
+    if ctx.rng.random() < 0.6:
+        text = f"{ctx.rng.choice(LEAD_INS)} {text}"
     return [Ev("user_message", text=text), Ev("decision_point", decision=decision)]
 
 
 def answer_reference(ctx: Ctx, owner: Owner, value: str) -> dict[str, Any]:
+    """A plain answer stating ``value``."""
     return {"answer": pick(ctx.rng, ANSWERS, **words(ctx, owner, value=value))}
 
 
 def naive_answer(ctx: Ctx, owner: Owner) -> dict[str, Any]:
+    """The answer with a ``{{mem:KEY}}`` placeholder."""
     return {"answer": render(ANSWERS[0], **words(ctx, owner, value=placeholder(ctx.fam.key)))}
 
 
-def tool_decision(ctx: Ctx, value: str, ref: ItemRef, checks: list[CheckSpec],
-                  naive_key: str | None = None) -> DecisionSpec:
+def tool_decision(
+    ctx: Ctx, value: str, ref: ItemRef, checks: list[CheckSpec], naive_key: str | None = None
+) -> DecisionSpec:
     """A decision whose correct action calls the family tool with ``value``."""
     return DecisionSpec(
-        checks=checks, reference=tool_action(ctx, value), naive=naive_tool(ctx, naive_key),
-        terminal_tool=ctx.fam.tool.name, uses=(ref,),
+        checks=checks,
+        reference=tool_action(ctx, value),
+        naive=naive_tool(ctx, naive_key),
+        terminal_tool=ctx.fam.tool.name,
+        uses=(ref,),
     )
 
 
 def done_ack(ctx: Ctx) -> Block:
-    """The assistant closing a completed first decision (keeps roles alternating)."""
+    """The assistant closing a completed first decision (appended to the ask's block)."""
     return [Ev("assistant_message", text=ctx.fam.done)]
 
 
@@ -168,11 +206,17 @@ def new_task(ctx: Ctx) -> None:
 
 
 def me(ctx: Ctx) -> Owner:
+    """The episode's main user as owner."""
     return user_owner(ctx.main)
 
 
-def fresh_value(ctx: Ctx, old: str | None = None, who: Persona | None = None,
-                ws: Workspace | None = None, shared: bool = False) -> str:
+def fresh_value(
+    ctx: Ctx,
+    old: str | None = None,
+    who: Persona | None = None,
+    ws: Workspace | None = None,
+    shared: bool = False,
+) -> str:
     """A new family value, clear of every value already in the episode."""
     fam = ctx.fam
     if old is not None and fam.change is not None:
@@ -180,3 +224,19 @@ def fresh_value(ctx: Ctx, old: str | None = None, who: Persona | None = None,
         return ctx.bank.draw(lambda r, p, w: change(r, old))
     maker = fam.shared_value if shared and fam.shared_value else fam.make_value
     return ctx.bank.draw(maker, who=who, ws=ws)
+
+
+def asks_about(words: Sequence[str], why: str) -> CheckSpec:
+    """A reply that asks a question (``?``) mentioning one of ``words`` (prefix match)."""
+    alt = "|".join(re.escape(w.lower()) for w in words)
+    return CheckSpec("text_regex", why, pattern=rf"(?s)^(?=.*\?)(?=.*\b(?:{alt}))")
+
+
+def topic_words(ctx: Ctx) -> list[str]:
+    """The words of the family's noun that say what it is (``shipping``, ``address``)."""
+    return [w for w in ctx.fam.noun.lower().split() if w not in _GENERIC_WORDS]
+
+
+def times(n: int) -> str:
+    """``once``, ``twice``, ``3 times``."""
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")

@@ -22,6 +22,7 @@ from lm_eval_memrisk.generator.risks.common import (
     new_task,
     silent_write,
     statement,
+    times,
     tool_decision,
     value_check,
 )
@@ -48,12 +49,17 @@ def _decision(ctx: Ctx, ref: ItemRef, answer: bool) -> DecisionSpec:
     ]
     if answer:
         checks[0] = CheckSpec("text_contains", f"answers with {ref.value}", value=ref.value)
-        return DecisionSpec(checks=checks, reference=answer_reference(ctx, me(ctx), ref.value),
-                            naive=naive_answer(ctx, me(ctx)), uses=(ref,))
+        return DecisionSpec(
+            checks=checks,
+            reference=answer_reference(ctx, me(ctx), ref.value),
+            naive=naive_answer(ctx, me(ctx)),
+            uses=(ref,),
+        )
     return tool_decision(ctx, ref.value, ref, checks)
 
 
 def build(ctx: Ctx) -> Draft:
+    """Draft an R1 episode (see the module docstring)."""
     rng, owner = ctx.rng, me(ctx)
     n_updates = rng.randint(*_N_UPDATES[ctx.tier])
     two = ctx.tier == "hard" and ctx.variant % 2 == 1
@@ -65,7 +71,7 @@ def build(ctx: Ctx) -> Draft:
     for k in range(1, n_updates + 1):
         if two and k == n_updates:  # first decision before the last update
             sessions[-1].blocks.append(ask(ctx, owner, _decision(ctx, refs[-1], False)))
-            sessions[-1].blocks.append(done_ack(ctx))
+            sessions[-1].blocks[-1].extend(done_ack(ctx))  # same block: nothing slips in between
             new_task(ctx)
         if rng.random() < 0.6:
             sessions.append(Session(ctx.main, ctx.ws))
@@ -78,9 +84,17 @@ def build(ctx: Ctx) -> Draft:
     sessions[-1].blocks.append(ask(ctx, owner, _decision(ctx, refs[-1], answer), pool=pool))
     sessions[-1].sealed = True
     noun = ctx.fam.noun
-    desc = pick(rng, (
-        "Stale memory: {{ name }}'s {{ noun }} changed {{ n }} time(s); act on the current value.",
-        "The {{ noun }} was updated {{ n }} time(s) since it was first saved; the oldest note is stale.",
-    ), name=ctx.main.first, noun=noun, n=n_updates)
-    return Draft(sessions=sessions, description=desc, tools=[ctx.fam.tool.name],
-                 reserved_keys={ctx.fam.key})
+    desc = pick(
+        rng,
+        (
+            "Stale memory: {{ name }}'s {{ noun }} changed {{ n }}; act on the current value.",
+            "The {{ noun }} was updated {{ n }} since it was first saved; the oldest note is "
+            "stale.",
+        ),
+        name=ctx.main.first,
+        noun=noun,
+        n=times(n_updates),
+    )
+    return Draft(
+        sessions=sessions, description=desc, tools=[ctx.fam.tool.name], reserved_keys={ctx.fam.key}
+    )

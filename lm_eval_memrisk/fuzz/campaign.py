@@ -1,0 +1,172 @@
+"""One fuzzing run: a strategy, a seed and a budget of mutant executions.
+
+Loop: the strategy picks a corpus entry and an operator order; the first operator
+that applies makes a mutant; an already-seen mutant id is skipped; the mutant is
+validated (rejects are counted by reason, never executed); valid mutants are run in
+batches on the system under test together with any parent not run yet; each run
+mutant feeds coverage and divergence back to the strategy, and is judged for the
+report.  The budget counts executed mutants only.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from tqdm import tqdm
+
+from lm_eval_memrisk.fuzz.coverage import Point, divergence, points, universe_size
+from lm_eval_memrisk.fuzz.execute import Executor, judge, last_record
+from lm_eval_memrisk.fuzz.guidance import Entry, make_strategy
+from lm_eval_memrisk.fuzz.mutate import Mutant, mutate
+from lm_eval_memrisk.fuzz.seeds import Seed
+from lm_eval_memrisk.fuzz.validate_mutant import check_mutant
+from lm_eval_memrisk.records import Episode
+
+#: Give up after this many attempts per unit of budget (all mutants invalid/duplicate).
+ATTEMPTS_PER_EXECUTION = 40
+FailureKey = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class Executed:
+    """One executed mutant, as the report sees it."""
+
+    index: int
+    episode: Episode
+    parent_id: str
+    operators: tuple[str, ...]
+    passed: bool
+    parent_passed: bool
+    failing: tuple[tuple[str, str], ...]
+    new_points: int
+    divergence: float
+
+    @property
+    def op(self) -> str:
+        return self.operators[-1]
+
+    @property
+    def keys(self) -> list[FailureKey]:
+        """Unique-failure keys: (failing check kind, operator, memory item role)."""
+        return [(kind, self.op, role) for kind, role in self.failing]
+
+    @property
+    def pair(self) -> bool:
+        return self.parent_passed and not self.passed
+
+
+@dataclass
+class RunResult:
+    strategy: str
+    seed: int
+    budget: int
+    universe: int
+    executed: list[Executed] = field(default_factory=list)
+    rejected: Counter[str] = field(default_factory=Counter)
+    inapplicable: int = 0
+    duplicates: int = 0
+    attempts: int = 0
+    coverage: set[Point] = field(default_factory=set)
+    curve: list[dict[str, float]] = field(default_factory=list)
+    unique: dict[FailureKey, str] = field(default_factory=dict)
+    """Unique failure key -> id of the first mutant that showed it."""
+
+    @property
+    def failures(self) -> list[Executed]:
+        """Failing mutants, (parent passes, mutant fails) pairs first."""
+        bad = [e for e in self.executed if not e.passed]
+        return [e for e in bad if e.pair] + [e for e in bad if not e.pair]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy, "seed": self.seed, "budget": self.budget,
+            "executed": len(self.executed), "failures": sum(not e.passed for e in self.executed),
+            "pairs": sum(e.pair for e in self.executed), "unique_failures": len(self.unique),
+            "coverage_points": len(self.coverage), "coverage_universe": self.universe,
+            "coverage": len(self.coverage) / self.universe if self.universe else 0.0,
+            "rejected": dict(sorted(self.rejected.items())), "inapplicable": self.inapplicable,
+            "duplicates": self.duplicates, "attempts": self.attempts,
+        }
+
+
+def _entry(seed: Seed) -> Entry:
+    return Entry(episode=seed.episode, exp=seed.exp)
+
+
+def run_campaign(
+    seeds: Sequence[Seed], executor: Executor, strategy: str, budget: int, seed: int,
+    batch: int = 1, max_depth: int = 3, progress: bool = True,
+) -> RunResult:
+    """Fuzz for ``budget`` mutant executions (see the module docstring)."""
+    if not seeds:
+        raise ValueError("no seeds to fuzz")
+    rng = random.Random(f"memrisk-fuzz:{strategy}:{seed}")
+    entries = [_entry(s) for s in seeds]
+    search = make_strategy(strategy, entries, rng, max_depth)
+    seed_pairs = {(s.episode.risk, c.kind) for s in seeds for c in s.episode.decision_points[-1].checks}
+    result = RunResult(strategy=strategy, seed=seed, budget=budget, universe=universe_size(seed_pairs))
+    seen: set[str] = {s.episode.id for s in seeds}
+    bar = tqdm(total=budget, desc=f"fuzz {strategy} s{seed}", unit="mutant", disable=not progress)
+    limit = ATTEMPTS_PER_EXECUTION * max(budget, 1)
+    while len(result.executed) < budget and result.attempts < limit:
+        pending: list[tuple[Entry, Mutant]] = []
+        while len(pending) < min(batch, budget - len(result.executed)) and result.attempts < limit:
+            result.attempts += 1
+            entry, ops = search.choose()
+            mutant = None
+            for op in ops:
+                mutant = mutate(entry.episode, entry.exp, op, rng, entry.chain)
+                if mutant is not None:
+                    break
+                result.inapplicable += 1
+            if mutant is None:
+                continue
+            if mutant.id in seen:
+                result.duplicates += 1
+                continue
+            seen.add(mutant.id)
+            verdict = check_mutant(mutant.episode)
+            if not verdict.ok:
+                result.rejected[verdict.reason] += 1
+                continue
+            pending.append((entry, mutant))
+        if pending:
+            _execute(pending, executor, search, result)
+            bar.update(len(pending))
+            bar.set_postfix(failures=sum(not e.passed for e in result.executed), unique=len(result.unique))
+    bar.close()
+    return result
+
+
+def _execute(pending: list[tuple[Entry, Mutant]], executor: Executor, search: Any, result: RunResult) -> None:
+    parents = [e for e, _ in pending if e.record is None]
+    traces = executor.run([e.episode for e in parents] + [m.episode for _, m in pending])
+    for entry, trace in zip(parents, traces):
+        entry.record = last_record(entry.episode, trace)
+    for (entry, mutant), trace in zip(pending, traces[len(parents):]):
+        assert entry.record is not None
+        rec = last_record(mutant.episode, trace)
+        pts = points(mutant.episode, mutant.exp, mutant.op, rec)
+        new = len(pts - result.coverage)
+        result.coverage |= pts
+        div = divergence(entry.record, rec)
+        child = Entry(episode=mutant.episode, exp=mutant.exp, chain=mutant.chain, record=rec)
+        search.feedback(entry, child, mutant.op, new, div)
+        # labels: computed after the feedback, for the report only
+        verdict = judge(mutant.episode, mutant.exp, trace)
+        parent_ok = judge(entry.episode, entry.exp, executor.run([entry.episode])[0]).passed
+        done = Executed(
+            index=len(result.executed) + 1, episode=mutant.episode, parent_id=entry.episode.id,
+            operators=tuple(str(c["op"]) for c in mutant.chain), passed=verdict.passed,
+            parent_passed=parent_ok, failing=verdict.failing, new_points=new, divergence=div,
+        )
+        result.executed.append(done)
+        for key in done.keys:
+            result.unique.setdefault(key, mutant.id)
+        result.curve.append({
+            "budget": done.index, "unique_failures": len(result.unique),
+            "coverage": len(result.coverage) / result.universe if result.universe else 0.0,
+        })

@@ -1,0 +1,75 @@
+"""Behavioural coverage and parent/mutant divergence (the guidance's only feedback).
+
+A coverage point is ``(risk, check kind, operator, memory item role, visibility)``:
+for every check kind of the mutant's decision point and every memory item in the
+store there, whether the item was ``used`` in the reply, only ``shown`` to the agent
+under the memory policy, or ``hidden`` (not retrieved).  Nothing here reads whether
+a check passed.  Coverage at B = covered points / the universe of points the
+operators can reach from the seeds (:func:`universe`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from lm_eval_memrisk.fuzz.expectation import ROLES, Expectation, roles
+from lm_eval_memrisk.fuzz.operators import OPERATORS
+from lm_eval_memrisk.normalize import normalize
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.trace import DecisionRecord
+
+STATES = ("used", "shown", "hidden")
+Point = tuple[str, str, str, str, str]
+
+
+def visibility(item_id: str, rec: DecisionRecord) -> str:
+    if item_id in rec.memory_used:
+        return "used"
+    return "shown" if item_id in rec.visible_items else "hidden"
+
+
+def points(episode: Episode, exp: Expectation, op: str, rec: DecisionRecord) -> frozenset[Point]:
+    """Coverage points of one executed mutant."""
+    role = roles(episode, exp)
+    kinds = sorted({c.kind for c in episode.decision_points[-1].checks})
+    return frozenset(
+        (episode.risk, kind, op, role[i.id], visibility(i.id, rec))
+        for kind in kinds for i in rec.state.memory
+    )
+
+
+def universe(seed_pairs: Iterable[tuple[str, str]]) -> frozenset[tuple[str, str, str]]:
+    """Reachable (operator, risk, check kind) triples; × roles × states = the universe.
+
+    Memory-state operators reach the (risk, kind) pairs they declare; the others keep
+    their parent's, which are the seeds' pairs or any memory-state operator's.
+    """
+    declared = {(r, k) for op in OPERATORS.values() for r in op.risks for k in op.kinds}
+    inherited = set(seed_pairs) | declared
+    out = set()
+    for name, op in OPERATORS.items():
+        pairs = {(r, k) for r in op.risks for k in op.kinds} if op.risks else inherited
+        out |= {(name, r, k) for r, k in pairs}
+    return frozenset(out)
+
+
+def universe_size(seed_pairs: Iterable[tuple[str, str]]) -> int:
+    return len(universe(seed_pairs)) * len(ROLES) * len(STATES)
+
+
+def _args(rec: DecisionRecord) -> str:
+    args = {k: normalize(json.dumps(v, sort_keys=True)) for k, v in sorted(rec.action.arguments.items())}
+    return json.dumps(args, sort_keys=True)
+
+
+def divergence(parent: DecisionRecord, mutant: DecisionRecord) -> float:
+    """Share of behaviour features that differ: action kind, tool, arguments, items used."""
+    both_calls = parent.action.kind == mutant.action.kind == "tool_call"
+    flags = (
+        parent.action.kind != mutant.action.kind,
+        parent.action.tool != mutant.action.tool,
+        both_calls and _args(parent) != _args(mutant),
+        set(parent.memory_used) != set(mutant.memory_used),
+    )
+    return sum(flags) / len(flags)

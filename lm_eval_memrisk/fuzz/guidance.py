@@ -1,0 +1,120 @@
+"""Search strategies: which checkpoint to mutate next and with which operators.
+
+* ``guided`` — an energy/priority queue over a growing corpus.  A mutant that adds
+  coverage points or behaves differently from its parent (divergence) joins the
+  corpus with energy 1 + gain and gives its parent more energy; the entry with the
+  highest ``energy / (1 + picks)`` is mutated next.  Operators are drawn (seeded,
+  without replacement) with weight ``(1 + gain) / (1 + uses)``; unused ones first.
+* ``coverage`` — the same with gain = new coverage points only (no divergence).
+* ``random`` — a uniformly random seed and a random operator order; no feedback.
+
+Feedback is coverage and divergence only: pass/fail labels never reach a strategy.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from lm_eval_memrisk.fuzz.expectation import Expectation
+from lm_eval_memrisk.fuzz.operators import OPERATORS
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.trace import DecisionRecord
+
+STRATEGIES = ("guided", "random", "coverage")
+UNUSED_WEIGHT = 3.0
+
+
+@dataclass(eq=False)
+class Entry:
+    """A corpus member: a checkpoint (seed or mutant) and its search bookkeeping."""
+
+    episode: Episode
+    exp: Expectation
+    chain: tuple[Mapping[str, Any], ...] = ()
+    energy: float = 1.0
+    picks: int = 0
+    rank: int = 0
+    record: DecisionRecord | None = field(default=None, repr=False)
+    """Its decision point's record on the system under test, once executed."""
+
+    @property
+    def depth(self) -> int:
+        return len(self.chain)
+
+
+class Strategy:
+    name = "base"
+
+    def __init__(self, seeds: Sequence[Entry], rng: random.Random, max_depth: int = 3):
+        self.rng = rng
+        self.max_depth = max_depth
+        self.seeds = list(seeds)
+
+    def choose(self) -> tuple[Entry, list[str]]:
+        raise NotImplementedError
+
+    def feedback(self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float) -> None:
+        """Learn from one executed mutant (coverage gain and divergence only)."""
+
+
+class RandomMutation(Strategy):
+    name = "random"
+
+    def choose(self) -> tuple[Entry, list[str]]:
+        entry = self.seeds[self.rng.randrange(len(self.seeds))]
+        ops = list(OPERATORS)
+        self.rng.shuffle(ops)
+        return entry, ops
+
+
+class Guided(Strategy):
+    """Energy/priority queue over the corpus; see the module docstring."""
+
+    name = "guided"
+    use_divergence = True
+
+    def __init__(self, seeds: Sequence[Entry], rng: random.Random, max_depth: int = 3):
+        super().__init__(seeds, rng, max_depth)
+        order = list(range(len(self.seeds)))
+        rng.shuffle(order)
+        for rank, n in enumerate(order):
+            self.seeds[n].rank = rank
+        self.corpus: list[Entry] = list(self.seeds)
+        self.uses = {op: 0 for op in OPERATORS}
+        self.gain = {op: 0.0 for op in OPERATORS}
+
+    def weight(self, op: str) -> float:
+        if self.uses[op] == 0:
+            return UNUSED_WEIGHT
+        return (1.0 + self.gain[op]) / (1.0 + self.uses[op])
+
+    def choose(self) -> tuple[Entry, list[str]]:
+        entry = max(self.corpus, key=lambda e: (e.energy / (1 + e.picks), -e.rank))
+        entry.picks += 1
+        keyed = sorted(OPERATORS, key=lambda op: -math.log(1.0 - self.rng.random()) / self.weight(op))
+        return entry, keyed
+
+    def feedback(self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float) -> None:
+        gain = new_points + (divergence if self.use_divergence else 0.0)
+        self.uses[op] += 1
+        self.gain[op] += gain
+        parent.energy += 0.5 * gain
+        if gain > 0 and child.depth < self.max_depth:
+            child.energy = 1.0 + gain
+            child.rank = len(self.corpus)
+            self.corpus.append(child)
+
+
+class CoverageOnly(Guided):
+    name = "coverage"
+    use_divergence = False
+
+
+def make_strategy(name: str, seeds: Sequence[Entry], rng: random.Random, max_depth: int = 3) -> Strategy:
+    classes: dict[str, type[Strategy]] = {"guided": Guided, "random": RandomMutation, "coverage": CoverageOnly}
+    if name not in classes:
+        raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
+    return classes[name](seeds, rng, max_depth)

@@ -1,0 +1,178 @@
+"""Fuzzing outputs: found.jsonl, mutants.jsonl, report.json, report.md, budget_curve.png.
+
+``found.jsonl`` holds every failure-inducing mutant of every run (first occurrence of
+an id wins), (parent passes, mutant fails) pairs first; it is a normal episode file
+(``load_episodes(path, track="all")``) and runs as an lm-eval task with
+``--tasks memriskbench_rN --metadata '{"episodes": "DIR/found.jsonl"}'``.
+Unique failures and coverage at B are reported as mean +- sd (sample sd) over seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from lm_eval_memrisk.codec import dumps_episode
+from lm_eval_memrisk.fuzz.campaign import Executed, RunResult
+from lm_eval_memrisk.records import RISKS
+
+
+def mean_sd(values: Sequence[float]) -> dict[str, Any]:
+    vals = [float(v) for v in values]
+    sd = statistics.stdev(vals) if len(vals) > 1 else 0.0
+    return {"mean": statistics.fmean(vals) if vals else 0.0, "sd": sd, "values": vals}
+
+
+def found_episodes(runs: Sequence[RunResult]) -> list[Executed]:
+    """Failing mutants over all runs, pairs first, each id once."""
+    out: list[Executed] = []
+    seen: set[str] = set()
+    for want_pair in (True, False):
+        for run in runs:
+            for e in run.failures:
+                if e.pair == want_pair and e.episode.id not in seen:
+                    seen.add(e.episode.id)
+                    out.append(e)
+    return out
+
+
+def write_found(path: Path, runs: Sequence[RunResult]) -> int:
+    found = found_episodes(runs)
+    path.write_text("".join(dumps_episode(e.episode) + "\n" for e in found), encoding="utf-8")
+    return len(found)
+
+
+def write_mutants(path: Path, runs: Sequence[RunResult]) -> None:
+    lines = []
+    for run in runs:
+        for e in run.executed:
+            lines.append(json.dumps({
+                "strategy": run.strategy, "seed": run.seed, "index": e.index, "id": e.episode.id,
+                "parent": e.parent_id, "operators": list(e.operators), "risk": e.episode.risk,
+                "passed": e.passed, "parent_passed": e.parent_passed,
+                "failing": [list(f) for f in e.failing], "new_points": e.new_points,
+                "divergence": e.divergence,
+            }, sort_keys=True))
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def table(runs: Sequence[RunResult]) -> dict[str, dict[str, Any]]:
+    """strategy -> mean +- sd of unique failures, coverage, failures and pairs at B."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(r.strategy for r in runs):
+        mine = [r.summary() for r in runs if r.strategy == name]
+        out[name] = {
+            "seeds": [s["seed"] for s in mine],
+            **{k: mean_sd([s[k] for s in mine]) for k in ("unique_failures", "coverage", "failures", "pairs", "executed")},
+        }
+    return out
+
+
+def build_report(runs: Sequence[RunResult], config: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "config": dict(config),
+        "table": table(runs),
+        "runs": [
+            {**r.summary(), "curve": r.curve,
+             "unique": [{"check_kind": k, "operator": o, "role": role, "first_mutant": m}
+                        for (k, o, role), m in sorted(r.unique.items())]}
+            for r in runs
+        ],
+    }
+
+
+def _pm(cell: Mapping[str, Any], digits: int) -> str:
+    return f"{cell['mean']:.{digits}f} ± {cell['sd']:.{digits}f}"
+
+
+def markdown(report: Mapping[str, Any], found: Sequence[Executed], out_dir: str) -> str:
+    cfg = report["config"]
+    lines = [
+        "# MemRiskBench fuzzing report", "",
+        f"System under test: `{cfg.get('sut')}` · memory policy `{cfg.get('memory_policy')}` · "
+        f"budget B = {cfg.get('budget')} mutant executions per run · seeds {cfg.get('seeds')}", "",
+        f"Command: `{cfg.get('command')}`", "",
+        f"Seed checkpoints: {cfg.get('n_seeds')} (skipped: {cfg.get('skipped_seeds')}); "
+        f"decision points sent to the system under test: {cfg.get('model_calls')}; "
+        f"wall time {cfg.get('seconds', 0):.0f} s.", "",
+        "## Unique failures and coverage at B (mean ± sd over seeds)", "",
+        "| strategy | UF@B | Cov@B | failing mutants | (parent pass, mutant fail) pairs |",
+        "|---|---|---|---|---|",
+    ]
+    for name, row in report["table"].items():
+        lines.append(f"| {name} | {_pm(row['unique_failures'], 1)} | {_pm(row['coverage'], 3)} | "
+                     f"{_pm(row['failures'], 1)} | {_pm(row['pairs'], 1)} |")
+    lines += ["", "Unique failure = (failing check kind, last operator, memory item role). "
+              "Coverage = covered (risk, check kind, operator, role, used/shown/hidden) points "
+              "over the universe reachable from the seeds.", "", "## Runs", "",
+              "| strategy | seed | executed | failures | pairs | UF | coverage | rejected (invalid, never run) | inapplicable | duplicates |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in report["runs"]:
+        rejected = ", ".join(f"{k} {v}" for k, v in r["rejected"].items()) or "0"
+        lines.append(f"| {r['strategy']} | {r['seed']} | {r['executed']} | {r['failures']} | {r['pairs']} | "
+                     f"{r['unique_failures']} | {r['coverage']:.3f} | {rejected} | {r['inapplicable']} | {r['duplicates']} |")
+    lines += ["", "## Found episodes (pairs first)", ""]
+    if not found:
+        lines.append("No failure-inducing mutant was found.")
+    for e in found[:50]:
+        fails = ", ".join(f"{k} [{role}]" for k, role in e.failing)
+        tag = "pair" if e.pair else "parent also fails"
+        lines.append(f"- `{e.episode.id}` ({e.episode.risk}; {' > '.join(e.operators)}; {tag}): {fails}")
+    if len(found) > 50:
+        lines.append(f"- ... and {len(found) - 50} more in found.jsonl")
+    risks = sorted({e.episode.risk for e in found}, key=RISKS.index)
+    tasks = ",".join(f"memriskbench_{r.lower()}" for r in risks) or "memriskbench_r1"
+    lines += ["", "## Running the found set as an lm-eval task", "", "```",
+              f"lm_eval --model llama-cpp --model_args model=smollm2-135m --tasks {tasks} \\",
+              f"  --metadata '{{\"episodes\": \"{out_dir}/found.jsonl\"}}'", "```", "",
+              "(or `memrisk run --episodes DIR/found.jsonl --track all ...`).", ""]
+    return "\n".join(lines)
+
+
+def plot_curves(path: Path, runs: Sequence[RunResult]) -> bool:
+    """Budget curve PNG (unique failures and coverage vs budget); False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    import numpy as np
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for name in dict.fromkeys(r.strategy for r in runs):
+        mine = [r for r in runs if r.strategy == name and r.curve]
+        if not mine:
+            continue
+        n = max(len(r.curve) for r in mine)
+        for ax, metric in zip(axes, ("unique_failures", "coverage")):
+            ys = np.array([[r.curve[min(i, len(r.curve) - 1)][metric] for i in range(n)] for r in mine])
+            x = np.arange(1, n + 1)
+            mu, sd = ys.mean(axis=0), ys.std(axis=0, ddof=1) if len(mine) > 1 else np.zeros(n)
+            ax.plot(x, mu, label=name)
+            ax.fill_between(x, mu - sd, mu + sd, alpha=0.2)
+    axes[0].set(xlabel="budget (mutant executions)", ylabel="unique failures", title="UF@budget")
+    axes[1].set(xlabel="budget (mutant executions)", ylabel="coverage", title="Cov@budget")
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, metadata={"Software": None})
+    plt.close(fig)
+    return True
+
+
+def write_all(out: Path, runs: Sequence[RunResult], config: Mapping[str, Any]) -> dict[str, Any]:
+    """Write every output file into ``out``; returns the report dict."""
+    out.mkdir(parents=True, exist_ok=True)
+    n_found = write_found(out / "found.jsonl", runs)
+    write_mutants(out / "mutants.jsonl", runs)
+    report = build_report(runs, {**config, "found": n_found})
+    (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    plotted = plot_curves(out / "budget_curve.png", runs)
+    text = markdown(report, found_episodes(runs), str(out))
+    if plotted:
+        text += "\n![budget curve](budget_curve.png)\n"
+    (out / "report.md").write_text(text, encoding="utf-8")
+    return report

@@ -1,0 +1,74 @@
+"""Validation of a mutant before it may be executed.
+
+A mutant is kept only when (1) it survives the canonical JSON round trip, (2) the
+episode validator finds no problem, (3) the oracle agent passes every check and
+(4) the adversary of its targeted risk fails: R1/R2/R4 -> ``stale``, R3 -> ``leaky``,
+R5 -> ``constraint-blind``, R6 -> the one the operator named in
+``metadata["adversary"]`` (``stale`` for a summary older than the current item,
+``leaky`` for another scope's summary), or, without that, ``stale`` or ``leaky``,
+whichever fails.  Rejected mutants are counted by reason, never executed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from lm_eval_memrisk.agents import get_agent
+from lm_eval_memrisk.codec import dumps_episode
+from lm_eval_memrisk.errors import EpisodeFormatError
+from lm_eval_memrisk.loader import episode_from_dict
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.runner import run_episode
+from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.validate import collect_problems
+
+ADVERSARIES: dict[str, tuple[str, ...]] = {
+    "R1": ("stale",),
+    "R2": ("stale",),
+    "R3": ("leaky",),
+    "R4": ("stale",),
+    "R5": ("constraint-blind",),
+    "R6": ("stale", "leaky"),
+}
+REASONS = ("not_serialisable", "invalid_episode", "oracle_fails", "adversary_passes")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    reason: str = ""
+    """One of :data:`REASONS` when rejected."""
+    detail: str = ""
+
+
+def adversaries(episode: Episode) -> tuple[str, ...]:
+    """The reference agents of which at least one must fail ``episode``."""
+    named = episode.metadata.get("adversary")
+    if isinstance(named, str) and named:
+        return (named,)
+    return ADVERSARIES.get(episode.risk, ())
+
+
+def solves(episode: Episode, agent: str) -> bool:
+    """Whether reference agent ``agent`` passes every check of ``episode``."""
+    return score(episode, run_episode(episode, get_agent(agent))).success
+
+
+def check_mutant(episode: Episode) -> Verdict:
+    """Validate a mutant (see the module docstring)."""
+    try:
+        again = episode_from_dict(json.loads(dumps_episode(episode)))
+    except (EpisodeFormatError, TypeError, ValueError) as exc:
+        return Verdict(False, "not_serialisable", str(exc))
+    if again != episode:
+        return Verdict(False, "not_serialisable", "the JSON round trip changes the episode")
+    problems = collect_problems(episode)
+    if problems:
+        return Verdict(False, "invalid_episode", str(problems[0]))
+    if not solves(episode, "oracle"):
+        return Verdict(False, "oracle_fails", "the oracle agent fails the recomputed checks")
+    names = adversaries(episode)
+    if not names or all(solves(episode, a) for a in names):
+        return Verdict(False, "adversary_passes", f"{'/'.join(names) or 'no adversary'} passes {episode.risk}")
+    return Verdict(True)

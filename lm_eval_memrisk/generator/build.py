@@ -1,0 +1,280 @@
+"""Generate whole datasets: counts per (risk, tier), family cycles, ids, ordering, output.
+
+``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v1.jsonl`` byte for
+byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
+tier, index, attempt)`` (see :mod:`~lm_eval_memrisk.generator.seeding`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+from typing import Mapping
+
+from lm_eval_memrisk.codec import dumps_episode
+from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.generator.families import FAMILIES, Family
+from lm_eval_memrisk.generator.families.tools import DECOYS, TOOLS
+from lm_eval_memrisk.generator.fillers import add_fillers
+from lm_eval_memrisk.generator.people import Cast
+from lm_eval_memrisk.generator.plan import DecisionSpec, compile_plan
+from lm_eval_memrisk.generator.risks import BUILDERS, R2_SCOPE_FAMILIES, RISK_FAMILIES, Ctx, Draft
+from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
+from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
+from lm_eval_memrisk.generator.verify import Rejected, verify
+from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode, Event, Tool
+
+VERSION = "1.0"
+Counts = Mapping[tuple[str, str], int]
+
+#: Paper Table 4: episodes per tier (easy, medium, hard) of each main risk.
+MAIN_TIERS: dict[str, tuple[int, int, int]] = {
+    "R1": (8, 9, 7), "R2": (8, 9, 7), "R3": (7, 9, 8), "R4": (7, 9, 8), "R5": (7, 9, 8),
+}  # fmt: skip
+R6_TIERS: tuple[int, int, int] = (8, 8, 8)
+#: Episodes of the main track whose value checks keep a strict "label: value" form.
+STRICT_SHARE = 20 / 120
+#: Label of the strict form when the checked argument is not the family's own.
+ARG_LABELS: dict[str, str] = {"to": "email", "airline": "airline", "when": "slot", "dish": "dish"}
+MAX_ATTEMPTS = 40
+#: Attempts spent looking for request texts not used yet in the risk (then repeats are allowed).
+UNIQUE_ATTEMPTS = 8
+
+
+class GenerationError(MemriskError):
+    """An episode could not be generated (a generator bug, not a user error)."""
+
+
+def _scale(tiers: tuple[int, int, int], n: int) -> tuple[int, ...]:
+    """Largest-remainder split of ``n`` in the proportions of ``tiers``."""
+    total = sum(tiers)
+    quotas = [n * t / total for t in tiers]
+    out = [int(q) for q in quotas]
+    order = sorted(range(3), key=lambda i: (-(quotas[i] - out[i]), i))
+    for i in order[: n - sum(out)]:
+        out[i] += 1
+    return tuple(out)
+
+
+def scaled_counts(n_per_risk: int) -> dict[tuple[str, str], int]:
+    """Counts with ``n_per_risk`` episodes per risk (R6 included), tiers in v1 proportions."""
+    if n_per_risk < 1:
+        raise ValueError("n_per_risk must be at least 1")
+    table = {**MAIN_TIERS, "R6": R6_TIERS}
+    return {
+        (risk, tier): k
+        for risk, tiers in table.items()
+        for tier, k in zip(TIERS, _scale(tiers, n_per_risk))
+    }
+
+
+def default_counts() -> dict[tuple[str, str], int]:
+    """The v1 counts: 120 main-track episodes and 24 R6 episodes."""
+    return scaled_counts(24)
+
+
+# -- one episode ------------------------------------------------------------------------
+
+
+def _tools(rng_pick: random.Random, draft: Draft, events: tuple[Event, ...]) -> tuple[Tool, ...]:
+    """The tools the episode needs, plus 0-3 unrelated ones (2-4 in all)."""
+    needed = list(dict.fromkeys(draft.tools + [e.tool for e in events if e.tool]))
+    free = [d for d in DECOYS if d not in needed]
+    k = rng_pick.randint(
+        max(1 if len(needed) == 1 else 0, 2 - len(needed)), max(0, 4 - len(needed))
+    )
+    return tuple(TOOLS[n] for n in needed + rng_pick.sample(free, k))
+
+
+def _decisions(draft: Draft) -> list[DecisionSpec]:
+    """The decision specs of a draft, in file order."""
+    return [
+        e.decision for s in draft.sessions for b in s.blocks for e in b if e.decision is not None
+    ]
+
+
+def _attempt(
+    seed: int,
+    risk: str,
+    tier: str,
+    index: int,
+    fam: Family,
+    variant: int,
+    rule: str | None,
+    attempt: int,
+) -> Episode:
+    """One seeded attempt at an episode (may raise ValueCollision or Rejected)."""
+    rng = rng_for(seed, risk, tier, index, attempt)
+    cast = Cast(rng)
+    main, ws = cast.person(), cast.workspace()
+    ctx = Ctx(
+        rng=rng,
+        tier=tier,
+        fam=fam,
+        cast=cast,
+        bank=ValueBank(rng, main, ws),
+        task=fam.make_task(rng),
+        main=main,
+        ws=ws,
+        variant=variant,
+        rule=rule,
+    )
+    draft = BUILDERS[risk](ctx)
+    draft.sessions = [s for s in draft.sessions if s.blocks]
+    add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys)
+    events = compile_plan(draft.sessions, rng)
+    episode = Episode(
+        id=f"{risk}-{tier}-{index + 1:02d}",
+        version=VERSION,
+        risk=risk,
+        tier=tier,
+        track="r6" if risk == "R6" else "main",
+        family=fam.name,
+        description=draft.description,
+        tools=_tools(rng, draft, events),
+        events=events,
+        resolution_rule=draft.resolution_rule,
+        metadata={"generator_seed": seed},
+    )
+    verify(episode, _decisions(draft))
+    return episode
+
+
+def request_texts(episode: Episode) -> list[str]:
+    """The user messages that immediately precede the decision points."""
+    ev = episode.events
+    return [ev[i - 1].text or "" for i, e in enumerate(ev) if e.type == "decision_point" and i > 0]
+
+
+def build_episode(
+    seed: int,
+    risk: str,
+    tier: str,
+    index: int,
+    family: str,
+    variant: int = 0,
+    rule: str | None = None,
+    taken: set[str] | None = None,
+) -> Episode:
+    """Episode ``index`` (0-based) of ``(risk, tier)``; retries rejected attempts.
+
+    ``taken`` holds request texts already used by other episodes of the risk; an
+    attempt that repeats one is rejected, and the new requests are added on success.
+    """
+    problems: list[str] = []
+    fallback: Episode | None = None
+    for attempt in range(MAX_ATTEMPTS):
+        try:
+            episode = _attempt(seed, risk, tier, index, FAMILIES[family], variant, rule, attempt)
+        except (ValueCollision, Rejected) as exc:
+            problems.append(str(exc))
+            continue
+        asks = request_texts(episode)
+        fresh = taken is None or not (set(asks) & taken or len(set(asks)) < len(asks))
+        if fresh or attempt >= UNIQUE_ATTEMPTS:
+            chosen = episode if fresh else (fallback or episode)
+            if taken is not None:
+                taken.update(request_texts(chosen))
+            return chosen
+        fallback = fallback or episode
+    raise GenerationError(
+        f"{risk}-{tier}-{index + 1}: no valid episode in {MAX_ATTEMPTS} attempts: {problems[-1]}"
+    )
+
+
+# -- a dataset --------------------------------------------------------------------------
+
+
+class _Cycle:
+    """Endless seeded reshuffles of a list (every entry once per round)."""
+
+    def __init__(self, seed: int, items: tuple[str, ...], *labels: object):
+        self._rng = rng_for(seed, *labels)
+        self._items = items
+        self._queue: list[str] = []
+
+    def next(self) -> str:
+        if not self._queue:
+            self._queue = self._rng.sample(list(self._items), len(self._items))
+        return self._queue.pop(0)
+
+
+def _risk_episodes(seed: int, risk: str, counts: Counts) -> list[Episode]:
+    """All episodes of one risk: families cycle, R2 rules cycle per tier."""
+    families = _Cycle(seed, RISK_FAMILIES[risk], risk, "families")
+    scoped = _Cycle(seed, R2_SCOPE_FAMILIES, risk, "scope-families")
+    out: list[Episode] = []
+    taken: set[str] = set()
+    for tier in TIERS:
+        rules = _Cycle(seed, RESOLUTION_RULES, risk, tier, "rules")
+        for index in range(counts.get((risk, tier), 0)):
+            rule = rules.next() if risk == "R2" else None
+            family = scoped.next() if rule == "scope" else families.next()
+            out.append(build_episode(seed, risk, tier, index, family, index, rule, taken))
+    return out
+
+
+def _strict(episode: Episode) -> Episode:
+    """Give every tool_arg_equals check the strict ``label: value`` original form."""
+    fam = FAMILIES[episode.family]
+
+    def label(tool: str | None, arg: str | None) -> str:
+        if tool == fam.tool.name and arg == fam.arg:
+            return fam.label
+        return ARG_LABELS.get(arg or "", arg or "value")
+
+    events = tuple(
+        dataclasses.replace(
+            e,
+            checks=tuple(
+                dataclasses.replace(
+                    c, expected_original=f"{label(c.tool, c.argument)}: {c.expected}"
+                )
+                if c.kind == "tool_arg_equals"
+                else c
+                for c in e.checks
+            ),
+        )
+        if e.type == "decision_point"
+        else e
+        for e in episode.events
+    )
+    return dataclasses.replace(episode, events=events)
+
+
+def _mark_strict(seed: int, episodes: list[Episode], counts: Counts) -> list[Episode]:
+    """Give ~1/6 of each main risk's episodes the strict label form (seeded choice)."""
+    out = list(episodes)
+    for risk in MAIN_RISKS:
+        n_risk = sum(counts.get((risk, t), 0) for t in TIERS)
+        eligible = [
+            i
+            for i, ep in enumerate(out)
+            if ep.risk == risk
+            and any(c.kind == "tool_arg_equals" for dp in ep.decision_points for c in dp.checks)
+        ]
+        k = min(round(n_risk * STRICT_SHARE), len(eligible))
+        for i in sorted(rng_for(seed, risk, "strict").sample(eligible, k)):
+            out[i] = _strict(out[i])
+    return out
+
+
+def generate(seed: int = DEFAULT_SEED, counts: Counts | None = None) -> list[Episode]:
+    """All episodes for ``counts`` (default: v1), main track first, then R6; each
+    ordered by risk, tier (easy, medium, hard) and index."""
+    counts = dict(default_counts() if counts is None else counts)
+    unknown = [k for k in counts if k[0] not in BUILDERS or k[1] not in TIERS]
+    if unknown:
+        raise ValueError(f"unknown (risk, tier) in counts: {unknown}")
+    episodes: list[Episode] = []
+    for risk in (*MAIN_RISKS, "R6"):
+        episodes.extend(_risk_episodes(seed, risk, counts))
+    return _mark_strict(seed, episodes, counts)
+
+
+def write_dataset(path: str | os.PathLike[str], episodes: list[Episode]) -> None:
+    """One canonical JSON line per episode (``codec.dumps_episode``), ``\\n``-terminated."""
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        for episode in episodes:
+            fh.write(dumps_episode(episode) + "\n")

@@ -1,0 +1,114 @@
+"""One builder per risk, and the scenario families each risk draws from."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from lm_eval_memrisk.generator.risks import (
+    r1_stale,
+    r2_conflict,
+    r3_leak,
+    r4_revoked,
+    r5_constraint,
+    r6_summary,
+)
+from lm_eval_memrisk.generator.risks.common import Ctx, Draft
+
+BUILDERS: dict[str, Callable[[Ctx], Draft]] = {
+    "R1": r1_stale.build,
+    "R2": r2_conflict.build,
+    "R3": r3_leak.build,
+    "R4": r4_revoked.build,
+    "R5": r5_constraint.build,
+    "R6": r6_summary.build,
+}
+
+#: risk -> families it uses (each risk cycles through its list in a seeded order).
+RISK_FAMILIES: dict[str, tuple[str, ...]] = {
+    "R1": (
+        "shipping_address",
+        "phone_number",
+        "email_address",
+        "usual_order",
+        "pickup_point",
+        "meeting_slot",
+        "door_code",
+        "payment_card",
+        "payout_account",
+        "medication",
+        "seat_preference",
+        "api_token",
+        "deadline",
+        "loyalty_number",
+    ),
+    "R2": (
+        "shipping_address",
+        "phone_number",
+        "email_address",
+        "meeting_slot",
+        "payment_card",
+        "payout_account",
+        "seat_preference",
+        "deadline",
+        "loyalty_number",
+        "pickup_point",
+    ),
+    "R3": (
+        "shipping_address",
+        "phone_number",
+        "email_address",
+        "payment_card",
+        "payout_account",
+        "medication",
+        "loyalty_number",
+        "api_token",
+        "door_code",
+    ),
+    "R4": (
+        "payment_card",
+        "shipping_address",
+        "phone_number",
+        "email_address",
+        "api_token",
+        "payout_account",
+        "door_code",
+        "medication",
+        "pickup_point",
+        "loyalty_number",
+    ),
+    "R5": (
+        "shipping_address",
+        "payment_card",
+        "meeting_slot",
+        "usual_order",
+        "api_token",
+        "preferred_airline",
+        "email_address",
+        "phone_number",
+        "supplier_payment",
+        "document_access",
+        "medication",
+    ),
+    "R6": (
+        "payout_account",
+        "shipping_address",
+        "email_address",
+        "phone_number",
+        "api_token",
+        "pickup_point",
+        "meeting_slot",
+        "door_code",
+    ),
+}
+
+#: R2 families that can hold workspace-level facts (needed by the ``scope`` rule).
+R2_SCOPE_FAMILIES: tuple[str, ...] = (
+    "shipping_address",
+    "email_address",
+    "payout_account",
+    "api_token",
+    "door_code",
+    "loyalty_number",
+)
+
+__all__ = ["BUILDERS", "RISK_FAMILIES", "R2_SCOPE_FAMILIES", "Ctx", "Draft"]

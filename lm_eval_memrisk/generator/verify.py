@@ -1,0 +1,54 @@
+"""Generation-time sanity checks on one compiled episode.
+
+A failed check rejects the attempt (the builder retries with the next attempt
+seed); none of this depends on the scorer, only on the canonical normaliser.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from lm_eval_memrisk.generator.plan import DecisionSpec
+from lm_eval_memrisk.normalize import contains_value, normalize
+from lm_eval_memrisk.records import TIER_TURNS, Episode
+from lm_eval_memrisk.trace import Action
+
+
+class Rejected(Exception):
+    """The attempt produced an episode that breaks a generator invariant."""
+
+
+def action_content(action: Mapping[str, Any]) -> str:
+    """What the scorer reads from an action dict (answer text or argument values)."""
+    if "tool" in action:
+        return Action(
+            kind="tool_call", text="", tool=action["tool"], arguments=action["arguments"]
+        ).content
+    return str(action.get("answer", ""))
+
+
+def _clash(a: str, b: str) -> bool:
+    na, nb = normalize(a), normalize(b)
+    return na in nb or nb in na
+
+
+def verify(episode: Episode, decisions: Sequence[DecisionSpec]) -> None:
+    """Raise :class:`Rejected` unless values are distinct and references use only
+    the items they are meant to use."""
+    items = list(episode.memory_items.values())
+    for i, a in enumerate(items):
+        for b in items[i + 1 :]:
+            if _clash(a.value, b.value):
+                raise Rejected(f"{episode.id}: values {a.value!r} and {b.value!r} overlap")
+    lo, hi = TIER_TURNS[episode.tier]
+    if not lo <= episode.turn_count <= hi:
+        raise Rejected(f"{episode.id}: {episode.turn_count} turns")
+    dps = episode.decision_points
+    if len(dps) != len(decisions):
+        raise Rejected(f"{episode.id}: decision points out of step")
+    for dp, spec in zip(dps, decisions):
+        seen = [e.item for e in episode.events[: episode.events.index(dp)] if e.item is not None]
+        content = action_content(dp.reference or {})
+        used = {it.id for it in seen if contains_value(content, it.value)}
+        if used != {ref.id for ref in spec.uses}:
+            raise Rejected(f"{episode.id}/{dp.id}: reference mentions items {sorted(used)}")
