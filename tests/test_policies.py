@@ -6,8 +6,8 @@ import importlib.util
 import json
 
 import pytest
-
 from episode_factory import SHIP, chain, item
+
 from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.cli import main as memrisk
 from lm_eval_memrisk.codec import dumps_episode

@@ -81,7 +81,8 @@ def test_error_missing_episodes_names_system_and_where_it_exists(runs):
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[1:]) + "\n")  # drop the first line (R3-H-003)
     msg = _error(runs)
-    assert "org__gamma" in msg and "lacks 1 episode" in msg and "R3-H-003" in msg
+    assert msg.startswith(f"{runs[2] / 'org__gamma'}: system 'org__gamma' lacks 1 episode")
+    assert "R3-H-003" in msg
     assert re.search(r"samples_memriskbench_r3_[^:]+\.jsonl:1\b", msg)
 
 
@@ -160,3 +161,27 @@ def test_error_several_model_folders(tmp_path, runs):
 def test_error_same_system_twice_and_too_few_systems(runs):
     assert "also used by" in _error([runs[0], runs[0]])
     assert "at least 2 systems" in _error(runs[:1])
+
+
+def test_variant_reads_its_own_pass_field(runs):
+    path = _samples(runs[0], "r1")  # line 1 is R1-H-003, passed by alpha
+    _edit(path, 1, lambda s: json.dumps({**json.loads(s), "pass_safety_aware": 0.0}))
+    default, safety = load_runs(runs), load_runs(runs, variant="safety_aware")
+    i = default.episode_ids.index("R1-H-003")
+    assert default.passed[i, 0] and not safety.passed[i, 0]
+    assert (default.passed.sum() - safety.passed.sum()) == 1 and safety.variant == "safety_aware"
+    with pytest.raises(SamplesError, match="unknown variant"):
+        load_runs(runs, variant="lenient")
+
+
+def test_error_missing_structural_feature(runs):
+    path = _samples(runs[0], "r2")
+
+    def drop(line: str) -> str:
+        data = json.loads(line)
+        del data["episodes"]["features"]["n_turns"]
+        return json.dumps(data)
+
+    _edit(path, 1, drop)
+    msg = _error(runs)
+    assert f"{path}:1:" in msg and "missing field 'episodes.features.n_turns'" in msg

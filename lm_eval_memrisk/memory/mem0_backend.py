@@ -58,7 +58,7 @@ def _import_mem0() -> Any:
 def _embedder_class() -> type:
     from mem0.embeddings.base import EmbeddingBase
 
-    class MiniLMEmbedder(EmbeddingBase):  # type: ignore[misc, valid-type]
+    class MiniLMEmbedder(EmbeddingBase):  # type: ignore[misc]
         """mem0 embedder backed by :func:`lm_eval_memrisk.embedding.embed`."""
 
         def embed(self, text: Any, memory_action: Any = None) -> list[float]:

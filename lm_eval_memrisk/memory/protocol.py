@@ -12,7 +12,8 @@ backend only decides what the agent sees.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.records import Episode, Event
@@ -91,20 +92,24 @@ def replay_items(backend: MemoryBackend, items: Sequence[ItemState]) -> MemoryBa
             )
         new = min(free, key=lambda n: (n.key != old.key, n.id))
         successor_of[new.id] = old.id
-    ops: list[tuple[int, int, str, Callable[[], None]]] = []
+    # (time, phase, is a successor, id): an old item is written before its successor,
+    # and a revocation comes after the writes of its time.
+    ops: list[tuple[int, int, bool, str]] = []
     for it in items:
-        fresh = dataclasses.replace(it, status="active", status_changed_at=None)
-        if it.id in successor_of:
-            old_id = successor_of[it.id]
-            ops.append((it.written_at, 0, it.id, lambda o=old_id, f=fresh: backend.update(o, f)))
-        else:
-            ops.append((it.written_at, 0, it.id, lambda f=fresh: backend.write(f)))
+        ops.append((it.written_at, 0, it.id in successor_of, it.id))
         if it.status == "revoked":
-            at = it.status_changed_at if it.status_changed_at is not None else it.written_at
-            ops.append((at, 1, it.id, lambda i=it.id, a=at: backend.revoke(i, at=a)))
-    # An old item is always written before the item that supersedes it.
-    for _, _, _, op in sorted(ops, key=lambda o: (o[0], o[1], o[2] in successor_of, o[2])):
-        op()
+            ops.append((it.status_changed_at if it.status_changed_at is not None else it.written_at,
+                        1, False, it.id))
+    states = {it.id: it for it in items}
+    for time, phase, _, item_id in sorted(ops):
+        if phase == 1:
+            backend.revoke(item_id, at=time)
+            continue
+        fresh = dataclasses.replace(states[item_id], status="active", status_changed_at=None)
+        if item_id in successor_of:
+            backend.update(successor_of[item_id], fresh)
+        else:
+            backend.write(fresh)
     return backend
 
 

@@ -15,7 +15,7 @@ Ties go to the newer item, then the smaller id, so results are deterministic.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.policies import note_text, tokenize

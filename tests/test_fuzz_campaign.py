@@ -1,0 +1,113 @@
+"""End-to-end fuzzing with reference agents as the system under test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_fuzz_episodes import all_seed_episodes, two_decision_episode
+
+from lm_eval_memrisk.agents import get_agent
+from lm_eval_memrisk.cli import main
+from lm_eval_memrisk.codec import dumps_episode
+from lm_eval_memrisk.fuzz import campaign as campaign_mod
+from lm_eval_memrisk.fuzz.campaign import run_campaign
+from lm_eval_memrisk.fuzz.coverage import divergence
+from lm_eval_memrisk.fuzz.execute import Executor, Judgement
+from lm_eval_memrisk.fuzz.seeds import make_seeds
+from lm_eval_memrisk.fuzz.validate_mutant import solves
+from lm_eval_memrisk.interactive import agent_generate
+from lm_eval_memrisk.loader import load_episodes
+from lm_eval_memrisk.runner import run_episode
+from lm_eval_memrisk.validate import collect_problems
+
+
+@pytest.fixture(scope="module")
+def seeds():
+    out, _ = make_seeds(all_seed_episodes() + [two_decision_episode()])
+    return out
+
+
+def executor(agent: str) -> Executor:
+    return Executor(agent_generate(get_agent(agent)), agent)
+
+
+def test_stale_agent_fails_many_mutants(seeds) -> None:
+    result = run_campaign(seeds, executor("stale"), "guided", budget=30, seed=0, progress=False)
+    assert len(result.executed) == 30
+    assert result.unique and len(result.failures) >= 20
+    for e in result.executed:  # everything executed was validated
+        assert collect_problems(e.episode) == [] and solves(e.episode, "oracle")
+    assert len({k[1] for k in result.unique}) >= 4  # failures under several operators
+
+
+def test_leaky_agent_gives_parent_pass_mutant_fail_pairs(seeds) -> None:
+    result = run_campaign(seeds, executor("leaky"), "random", budget=30, seed=1, progress=False)
+    pairs = [e for e in result.failures if e.pair]
+    assert pairs, "leaky solves the R1 seeds but not their R3 mutants"
+    assert result.failures[: len(pairs)] == pairs
+    assert all(e.op in ("move_scope", "compress_summary", "insert_conflict", "insert_update", "revoke_item")
+               or not e.passed for e in pairs)
+
+
+def test_oracle_fails_nothing(seeds) -> None:
+    result = run_campaign(seeds, executor("oracle"), "coverage", budget=20, seed=0, progress=False)
+    assert len(result.executed) == 20 and not result.failures and not result.unique
+    assert result.coverage  # coverage does not depend on failing
+
+
+def test_failure_labels_do_not_steer_the_search(seeds, monkeypatch) -> None:
+    first = run_campaign(seeds, executor("stale"), "guided", budget=25, seed=3, progress=False)
+    monkeypatch.setattr(campaign_mod, "judge", lambda ep, exp, trace: Judgement(True))
+    second = run_campaign(seeds, executor("stale"), "guided", budget=25, seed=3, progress=False)
+    assert [e.episode.id for e in first.executed] == [e.episode.id for e in second.executed]
+    assert first.coverage == second.coverage and not second.unique
+
+
+def test_divergence_counts_changed_behaviour(seeds) -> None:
+    ep = seeds[0].episode
+    a = run_episode(ep, get_agent("oracle")).decisions[-1]
+    b = run_episode(ep, get_agent("amnesiac")).decisions[-1]
+    assert divergence(a, a) == 0.0
+    assert divergence(a, b) > 0.5  # kind, tool and items used all differ
+
+
+def _write_seeds(path: Path) -> Path:
+    path.write_text("".join(dumps_episode(e) + "\n" for e in all_seed_episodes()), encoding="utf-8")
+    return path
+
+
+def test_cli_outputs_and_determinism(tmp_path: Path) -> None:
+    episodes = _write_seeds(tmp_path / "seeds.jsonl")
+    outs = []
+    for n in range(2):
+        out = tmp_path / f"run{n}"
+        rc = main(["fuzz", "--agent", "stale", "--episodes", str(episodes), "--budget", "30",
+                   "--seed", "0", "--out", str(out), "--json"])
+        assert rc == 0
+        outs.append(out)
+    found = [(o / "found.jsonl").read_bytes() for o in outs]
+    assert found[0] == found[1] and found[0]
+    loaded = load_episodes(outs[0] / "found.jsonl", track="all")
+    assert loaded and all(solves(e, "oracle") for e in loaded)
+    assert all(not solves(e, "stale") for e in loaded)  # the system under test fails each one
+    for e in loaded:
+        assert {"parent", "operators", "target_risk", "expected_behaviour"} <= set(e.metadata)
+    report = json.loads((outs[0] / "report.json").read_text())
+    assert report["table"]["guided"]["unique_failures"]["mean"] > 0
+    assert "| guided |" in (outs[0] / "report.md").read_text()
+
+
+def test_cli_compare_over_seeds(tmp_path: Path) -> None:
+    episodes = _write_seeds(tmp_path / "seeds.jsonl")
+    out = tmp_path / "cmp"
+    rc = main(["fuzz", "--agent", "amnesiac", "--episodes", str(episodes), "--budget", "8",
+               "--seeds", "0,1,2", "--compare", "--out", str(out), "--json"])
+    assert rc == 0
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["table"]) == {"guided", "random", "coverage"}
+    assert all(len(row["unique_failures"]["values"]) == 3 for row in report["table"].values())
+    assert len(report["runs"]) == 9 and all(r["executed"] == 8 for r in report["runs"])
+    pytest.importorskip("matplotlib")
+    assert (out / "budget_curve.png").read_bytes()[:4] == b"\x89PNG"
