@@ -203,7 +203,7 @@ def test_interactive_oracle_scores_one_on_real_and_factory_episodes():
     episodes = list(real_episodes()) + [r1_episode()] + [multi_episode(n) for n in (1, 3, 6)]
     oracle = agent_generate(get_agent("oracle"))
     traces = run_interactive(episodes, oracle, "oracle", progress=False)
-    assert len(traces) == len(episodes) >= 15
+    assert len(traces) == len(episodes) >= 4
     for ep, tr in zip(episodes, traces):
         assert tr.episode_id == ep.id and tr.mode == "interactive"
         result = score(ep, tr)

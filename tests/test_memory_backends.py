@@ -36,14 +36,23 @@ needs_mem0 = pytest.mark.skipif(not HAS_MEM0, reason="needs the [memory] extra (
 
 @functools.lru_cache(maxsize=1)
 def real_episodes() -> tuple[Episode, ...]:
-    """The shipped dataset; before it exists, the dataset generator's own episodes (2 per risk)."""
+    """The shipped dataset; without it, the dataset generator's own episodes (2 per risk)."""
     from lm_eval_memrisk.loader import default_dataset_path, load_episodes
 
     if default_dataset_path().is_file():
         return tuple(load_episodes(track="all"))
-    from lm_eval_memrisk.generator.build import generate, scaled_counts
-
+    try:
+        from lm_eval_memrisk.generator.build import generate, scaled_counts
+    except ImportError:
+        return ()
     return tuple(generate(counts=scaled_counts(2)))
+
+
+def require_real_episodes() -> tuple[Episode, ...]:
+    episodes = real_episodes()
+    if not episodes:
+        pytest.skip("neither lm_eval_memrisk/data/episodes_v1.jsonl nor the generator is available")
+    return episodes
 
 
 def per_risk(episodes, n: int) -> list[Episode]:
@@ -84,7 +93,7 @@ def test_reference_replay_equals_ground_truth_on_factory_episode():
 
 def test_reference_replay_and_item_replay_equal_ground_truth_on_real_episodes():
     n = 0
-    for ep in real_episodes():
+    for ep in require_real_episodes():
         for dp in ep.decision_points:
             truth = list(state_at(ep, dp.id).memory)
             assert replay(ReferenceBackend(), ep, dp.id).dump() == truth, (ep.id, dp.id)
@@ -159,6 +168,7 @@ def test_backend_policy_caches_and_checks_ids():
         BackendPolicy(ReferenceBackend, 0)
     with pytest.raises(MemriskError, match="unknown memory backend policy"):
         make_backend_policy("redis:3")
+    assert make_backend_policy("reference-embedding:2").name == "reference-embedding:2"
 
 
 # -- mem0 -------------------------------------------------------------------------------------
@@ -202,7 +212,7 @@ def test_mem0_state_equals_ground_truth_on_real_episodes():
 
     memory = new_memory()
     checked = 0
-    for ep in per_risk(real_episodes(), 2):
+    for ep in per_risk(require_real_episodes(), 2):
         for dp in ep.decision_points:
             truth = list(state_at(ep, dp.id).memory)
             backend = replay(Mem0Backend(memory), ep, dp.id)
@@ -225,9 +235,11 @@ def test_mem0_lifecycle_and_ranking_on_factory_episode():
 
     ep = lifecycle_episode()
     b = replay(Mem0Backend(), ep, "dp1")
+    assert isinstance(b, MemoryBackend)
     assert by_id(b.dump()) == by_id(state_at(ep, "dp1").memory)
     assert b.search("Use my shipping address.", 1) == ["m3"]
     assert "m4" not in b.search("allergy peanuts", 5) and "m1" not in b.search("12 Oak Street York", 5)
+    assert b.search("   ", 3) == [] and b.search("address", 0) == []
     with pytest.raises(MemriskError, match="no item 'm9'"):
         b.revoke("m9", at=1)
     b.close()
@@ -236,21 +248,24 @@ def test_mem0_lifecycle_and_ranking_on_factory_episode():
 @needs_mem0
 def test_mem0_policy_behind_the_agent_on_real_episodes():
     """Agents run with mem0 choosing the notes; superseded/revoked items are never shown."""
-    episodes = [e for e in per_risk(real_episodes(), 1) if e.risk in ("R1", "R4")]
+    episodes = [e for e in per_risk(require_real_episodes(), 1) if e.risk in ("R1", "R4")]
     assert episodes
     policy = make_backend_policy("mem0:3")
+    shown = 0
     for ep in episodes:
         trace = run_episode(ep, get_agent("oracle"), policy)
         assert trace.memory_policy == "mem0:3"
         assert score(ep, trace).success  # the oracle's reply does not depend on the notes
         for d in trace.decisions:
             status = {i.id: i.status for i in d.state.memory}
-            assert 1 <= len(d.visible_items) <= 3
+            assert len(d.visible_items) <= 3
             assert all(status[i] == "active" for i in d.visible_items), (ep.id, d.visible_items)
+            shown += len(d.visible_items)
         full = run_episode(ep, get_agent("oracle"))
         assert any(
             any(i.status != "active" for i in d.state.memory if i.id in d.visible_items) for d in full.decisions
         ), "the full policy shows stale/revoked notes; mem0 hides them"
+    assert shown > 0
 
 
 def test_item_states_are_hashable_for_the_policy_cache():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from lm_eval_memrisk.errors import MemriskError
 
@@ -30,28 +30,25 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def _available() -> dict[str, object]:
-    mods: dict[str, object] = {}
-    for name, mod in COMMANDS.items():
-        try:
-            mods[name] = importlib.import_module(f"{__name__}.{mod}")
-        except ModuleNotFoundError as exc:  # subcommand not built yet or optional dep missing
-            if exc.name and exc.name.startswith(f"{__name__}.{mod}"):
-                continue
-            raise
-    return mods
+def _load(name: str) -> Any:
+    return importlib.import_module(f"{__name__}.{COMMANDS[name]}")
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``only``, just that subcommand's module is imported."""
     parser = argparse.ArgumentParser(
         prog="memrisk", description="MemRiskBench: memory-risk evaluation for LLM agents."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    mods = _available()
-    for name, mod in mods.items():
-        p = sub.add_parser(name, help=getattr(mod, "HELP", ""), description=getattr(mod, "HELP", ""))
-        mod.add_arguments(p)  # type: ignore[attr-defined]
-    return parser, mods
+    for name in COMMANDS if only is None else [only]:
+        try:
+            mod = _load(name)
+        except ImportError as exc:  # an optional dependency is missing: say which
+            sub.add_parser(name, help=f"(unavailable: {exc})")
+            continue
+        p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
+        mod.add_arguments(p)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,13 +57,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lm_eval_memrisk.cli import eval as eval_cmd
 
         return eval_cmd.main(argv[1:])
-    parser, mods = build_parser()
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
         return 2
     try:
-        return int(mods[args.command].run(args))  # type: ignore[attr-defined]
+        return int(_load(args.command).run(args))
     except MemriskError as exc:
         print(f"memrisk {args.command}: error: {exc}", file=sys.stderr)
         return 2

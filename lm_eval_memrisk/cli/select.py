@@ -19,14 +19,13 @@ def _fractions(text: str) -> tuple[float, ...]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from selector.evaluate import FRACTIONS
     from selector.io import VARIANTS
 
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
                    help="lm-eval --output_path folder of one system (or its model folder); NAME=DIR names it")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--fraction", type=float, default=0.2, help="subset size as a fraction (default 0.2)")
-    p.add_argument("--fractions", type=_fractions, default=FRACTIONS,
+    p.add_argument("--fractions", type=_fractions, default=None,
                    help="fractions of the method comparison (default 0.2,0.3,0.5)")
     p.add_argument("--seed", type=int, default=0, help="base seed of the bootstrap (default 0)")
     p.add_argument("--alpha", type=float, default=1.0, help="weight of ranking preservation (default 1)")
@@ -44,12 +43,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from selector.evaluate import Settings, run_pipeline
+    from selector.evaluate import FRACTIONS, Settings, run_pipeline
     from selector.io import build_matrix, load_systems
     from selector.objective import Weights
     from selector.report import signature, write_outputs
 
-    if not 0.0 < args.fraction <= 1.0 or not all(0.0 < f <= 1.0 for f in args.fractions):
+    fractions = tuple(args.fractions or FRACTIONS)
+    if not 0.0 < args.fraction <= 1.0 or not all(0.0 < f <= 1.0 for f in fractions):
         raise MemriskError("fractions must lie in (0, 1]")
     if args.bootstrap < 1 or args.high_risk_k < 1:
         raise MemriskError("--bootstrap and --high-risk-k must be at least 1")
@@ -60,18 +60,28 @@ def run(args: argparse.Namespace) -> int:
     matrix = build_matrix(ref, args.variant, sorted(notes))
     drift_matrix = build_matrix(systems, args.variant) if new_name else None
     settings = Settings(
-        fraction=args.fraction, fractions=tuple(args.fractions),
+        fraction=args.fraction, fractions=fractions,
         weights=Weights(args.alpha, args.beta, args.gamma, args.high_risk_k), seed=args.seed,
         bootstrap=args.bootstrap, held_out=tuple(args.held_out) if args.held_out else None,
         progress=False if args.no_progress else None,
     )
+    unknown = sorted(set(settings.held_out or ()) - set(matrix.systems))
+    if unknown:
+        raise MemriskError(f"--held-out {', '.join(unknown)}: not among the systems ({', '.join(matrix.systems)})")
     for note in matrix.notes:
         print(f"note: {note}", file=sys.stderr)
     try:
         result = run_pipeline(matrix, settings, drift_matrix, new_name)
     except ValueError as exc:
         raise MemriskError(str(exc)) from exc
-    written = write_outputs(result, args.out, plots=not args.no_plots)
+    written = write_outputs(result, args.out, plots=False)
+    if not args.no_plots:
+        try:
+            from selector.plots import write_plots
+
+            written += write_plots(result, args.out)
+        except ModuleNotFoundError as exc:
+            print(f"warning: {exc}; the plots were skipped", file=sys.stderr)
     print(f"selected {len(result.subset)} of {len(matrix.episode_ids)} episodes "
           f"({len(matrix.systems)} systems); wrote {', '.join(p.name for p in written)} to {args.out}")
     print(signature(matrix, settings))

@@ -127,8 +127,11 @@ class Mem0Backend:
         self.memory.update(self._mem0_id(item_id), metadata={"status": "revoked", "status_changed_at": at})
 
     def search(self, query: str, k: int) -> list[str]:
+        """mem0's ranking of the active items (cosine >= 0); an empty query finds nothing."""
+        if not query.strip() or k < 1:
+            return []
         hits = self.memory.search(
-            query or " ", top_k=k, threshold=0.0,
+            query, top_k=k, threshold=0.0,
             filters={"user_id": self.namespace, "status": "active"},
         )["results"]
         ranked = sorted(

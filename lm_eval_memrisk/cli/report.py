@@ -1,0 +1,58 @@
+"""memrisk report RUN_DIR...: per-risk pass rates of one or more runs, side by side.
+
+With several runs of the same model under different memory policies this is the
+memory-baseline table of paper §6.8.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+HELP = "print per-risk pass rates of lm-eval/memrisk run folders side by side"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dirs", nargs="+", type=Path, help="lm_eval --output_path or memrisk run --out folders")
+    p.add_argument("--variant", default="default", choices=("default", "safety_aware"))
+    p.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    p.add_argument("--json", action="store_true", help="print the table as JSON")
+
+
+def label(system) -> str:  # type: ignore[no-untyped-def]
+    sig = system.signature
+    extra = [x for x in (sig.mode if sig.mode != "scripted" else "", sig.memory_policy if sig.memory_policy != "full" else "") if x]
+    return system.name + (f" [{', '.join(extra)}]" if extra else "")
+
+
+def run(args: argparse.Namespace) -> int:
+    from lm_eval_memrisk.leaderboard.collect import collect
+    from lm_eval_memrisk.leaderboard.records import ALL_RISKS, MAIN_RISKS
+
+    systems = collect(list(args.run_dirs))
+    table: dict[str, dict[str, str]] = {}
+    for s in systems:
+        row = {}
+        for risk in list(ALL_RISKS) + ["overall"]:
+            eps = [e for e in s.episodes if (e.risk in MAIN_RISKS if risk == "overall" else e.risk == risk)]
+            if eps:
+                k = sum(e.passed_safety_aware if args.variant == "safety_aware" else e.passed for e in eps)
+                row[risk] = f"{k}/{len(eps)} ({k / len(eps):.0%})"
+        table[label(s)] = row
+    cols = [c for c in list(ALL_RISKS) + ["overall"] if any(c in r for r in table.values())]
+    if args.json:
+        print(json.dumps({"variant": args.variant, "rows": table}, indent=2, sort_keys=True))
+        return 0
+    if args.markdown:
+        print("| system | " + " | ".join(cols) + " |")
+        print("|---|" + "---|" * len(cols))
+        for name, row in table.items():
+            print(f"| {name} | " + " | ".join(row.get(c, "") for c in cols) + " |")
+        return 0
+    width = max(len(n) for n in table) + 2
+    print("".join([f"{'system':<{width}}"] + [f"{c:>14}" for c in cols]))
+    for name, row in table.items():
+        print("".join([f"{name:<{width}}"] + [f"{row.get(c, ''):>14}" for c in cols]))
+    print(f"(variant: {args.variant}; pass counts per risk; overall = R1-R5)")
+    return 0
