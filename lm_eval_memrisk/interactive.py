@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from tqdm import tqdm
 
@@ -34,7 +34,7 @@ Message = dict[str, str]
 DEFAULT_MAX_STEPS = 4
 
 
-def tool_result_message(tool: str, result: dict) -> Message:
+def tool_result_message(tool: str, result: Mapping[str, Any]) -> Message:
     return {"role": "user", "content": f"[tool result: {tool}] {json.dumps(result, ensure_ascii=False, sort_keys=True)}"}
 
 

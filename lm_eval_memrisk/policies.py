@@ -5,7 +5,9 @@
 * ``bm25:K`` — the K notes that best match the last user message (BM25 via
   the ``rank_bm25`` library);
 * ``embedding:K`` — the K notes closest to the last user message under a real
-  local sentence-embedding model (see :mod:`lm_eval_memrisk.embedding`).
+  local sentence-embedding model (see :mod:`lm_eval_memrisk.embedding`);
+* ``mem0:K``, ``reference:K``, ``reference-embedding:K`` — what a memory backend
+  (see :mod:`lm_eval_memrisk.memory`) returns for the query, e.g. the mem0 library.
 
 The policy name and parameters are written into every trace and result.
 """
@@ -88,7 +90,14 @@ def make_policy(spec: str | None) -> MemoryPolicy | None:
     if spec is None or spec == "full":
         return None
     name, _, k = spec.partition(":")
+    if name in ("mem0", "reference", "reference-embedding"):
+        from lm_eval_memrisk.memory import make_backend_policy
+
+        return make_backend_policy(spec)  # type: ignore[no-any-return]
     classes = {"recency": Recency, "bm25": BM25, "embedding": Embedding}
     if name not in classes or not k.isdigit() or int(k) < 1:
-        raise MemriskError(f"unknown memory policy {spec!r}; use full, recency:K, bm25:K or embedding:K")
+        raise MemriskError(
+            f"unknown memory policy {spec!r}; use full, recency:K, bm25:K, embedding:K, "
+            f"mem0:K, reference:K or reference-embedding:K"
+        )
     return classes[name](int(k))  # type: ignore[return-value]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Mapping, Protocol, Sequence
 
-from lm_eval_memrisk.records import Episode, Tool
+from lm_eval_memrisk.records import Episode, Event, Tool
 from lm_eval_memrisk.state import events_before, message_text, snapshot
 from lm_eval_memrisk.trace import ItemState
 
@@ -102,7 +102,7 @@ def visible_notes(
     return [i for i in items if i.id in chosen]
 
 
-def _conversation(events: Sequence) -> list[tuple[str, str]]:
+def _conversation(events: Sequence[Event]) -> list[tuple[str, str]]:
     return [shown for shown in (message_text(e) for e in events) if shown is not None]
 
 

@@ -8,7 +8,7 @@ log, constraint state, message log) plus the active scopes.
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from typing import Any, Iterable
 
 from lm_eval_memrisk.records import Episode, Event
 from lm_eval_memrisk.trace import (
@@ -60,7 +60,7 @@ def snapshot(episode: Episode, events: Iterable[Event]) -> StateSnapshot:
     constraints: dict[str, ConstraintState] = {}
     messages: list[MessageLogEntry] = []
     scopes: tuple[str, ...] = ()
-    pending_calls: dict[str, tuple[int, dict]] = {}
+    pending_calls: dict[str, tuple[int, dict[str, Any]]] = {}
 
     for ev in events:
         t = ev.type

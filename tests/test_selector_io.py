@@ -185,3 +185,10 @@ def test_error_missing_structural_feature(runs):
     _edit(path, 1, drop)
     msg = _error(runs)
     assert f"{path}:1:" in msg and "missing field 'episodes.features.n_turns'" in msg
+
+
+def test_error_samples_file_without_a_date(runs):
+    bad = runs[0] / "org__alpha" / "samples_memriskbench_r1.jsonl"
+    bad.write_text("{}\n")
+    msg = _error(runs)
+    assert str(bad) in msg and "cannot read the task and date" in msg

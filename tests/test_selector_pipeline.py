@@ -131,6 +131,11 @@ def test_plots_render(result, tmp_path):
     assert {p.name for p in pngs} == {"ranking.png", "heatmap.png", "ablation.png"}
     for p in pngs:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
+    from selector.plots import write_plots
+
+    (tmp_path / "again").mkdir()
+    again = write_plots(result, tmp_path / "again")
+    assert [p.read_bytes() for p in again] == [p.read_bytes() for p in pngs]  # no timestamps
 
 
 def test_select_cli_end_to_end(tmp_path, capsys):
@@ -152,3 +157,15 @@ def test_select_cli_reports_bad_input(tmp_path, capsys):
     assert main(["select", *map(str, RUNS), "--held-out", "nobody", "--out", str(tmp_path / "o"),
                  "--bootstrap", "2", "--no-plots"]) == 2
     assert "nobody" in capsys.readouterr().err
+
+
+def test_select_cli_without_matplotlib_skips_plots(tmp_path, capsys, monkeypatch):
+    import selector.plots
+
+    def missing():
+        raise ModuleNotFoundError("plots need matplotlib")
+
+    monkeypatch.setattr(selector.plots, "_pyplot", missing)
+    assert main(["select", *map(str, RUNS), "--bootstrap", "2", "--out", str(tmp_path)]) == 0
+    assert "the plots were skipped" in capsys.readouterr().err
+    assert (tmp_path / "report.md").exists() and not (tmp_path / "ranking.png").exists()

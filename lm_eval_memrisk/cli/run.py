@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model_args", default="", help="lm-eval model_args, e.g. model=smollm2-135m")
     p.add_argument("--mode", default="scripted", choices=("scripted", "interactive"))
     p.add_argument("--max-steps", type=int, default=4, help="interactive: model calls per decision point")
-    p.add_argument("--memory-policy", default="full", help="full | recency:K | bm25:K | embedding:K")
+    p.add_argument("--memory-policy", default="full", help="full | recency:K | bm25:K | embedding:K | mem0:K | reference:K | reference-embedding:K")
     p.add_argument("--no-chat-template", action="store_true", help="send flattened transcripts")
     p.add_argument("--episodes", help="episode JSONL file (default: the shipped dataset)")
     p.add_argument("--track", default="main", choices=("main", "r6", "all"))

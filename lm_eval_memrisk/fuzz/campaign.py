@@ -43,6 +43,8 @@ class Executed:
     failing: tuple[tuple[str, str], ...]
     new_points: int
     divergence: float
+    reply: str = ""
+    """The system under test's reply at the decision point (first 300 characters)."""
 
     @property
     def op(self) -> str:
@@ -162,6 +164,7 @@ def _execute(pending: list[tuple[Entry, Mutant]], executor: Executor, search: An
             index=len(result.executed) + 1, episode=mutant.episode, parent_id=entry.episode.id,
             operators=tuple(str(c["op"]) for c in mutant.chain), passed=verdict.passed,
             parent_passed=parent_ok, failing=verdict.failing, new_points=new, divergence=div,
+            reply=rec.raw_reply[:300],
         )
         result.executed.append(done)
         for key in done.keys:

@@ -53,8 +53,8 @@ def write_mutants(path: Path, runs: Sequence[RunResult]) -> None:
                 "parent": e.parent_id, "operators": list(e.operators), "risk": e.episode.risk,
                 "passed": e.passed, "parent_passed": e.parent_passed,
                 "failing": [list(f) for f in e.failing], "new_points": e.new_points,
-                "divergence": e.divergence,
-            }, sort_keys=True))
+                "divergence": e.divergence, "reply": e.reply,
+            }, sort_keys=True, ensure_ascii=False))
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
