@@ -23,10 +23,7 @@ from lm_eval_memrisk.leaderboard.records import (
     SystemRun,
 )
 
-try:
-    from selector.stats import wilson_interval
-except ImportError:  # pragma: no cover - selector.stats is written in parallel
-    from lm_eval_memrisk.leaderboard._wilson import wilson_interval
+from selector.stats import wilson_interval
 
 #: How many systems count as "the bottom" when flagging high-risk systems.
 BOTTOM_K = 2
