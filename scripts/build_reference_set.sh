@@ -2,7 +2,9 @@
 # Build the reference set: the full main track through lm-eval on every local
 # system this machine can run (real GGUF models through llama.cpp, with prompt and
 # memory-presentation variants).  Each run lands in runs/reference/<system>/.
-# Usage: bash scripts/build_reference_set.sh [SYSTEM...]   (default: all)
+# Usage: bash scripts/build_reference_set.sh [SYSTEM...]   (default: all, then pack)
+# "agent-NAME" adds a reference agent; "pack" gzips runs/reference/* into
+# selector/data/reference/ (the committed reference set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=runs/reference
@@ -22,7 +24,17 @@ run_system() {  # name model chat(yes|no) policy
   echo "== $name done: $(date -u +%FT%TZ)"
 }
 
-ALL=(smollm2-135m-chat smollm2-135m-plain qwen2.5-coder-0.5b-chat qwen2.5-coder-0.5b-plain smollm2-135m-chat-recency3)
+run_agent() {  # name agent
+  local name=$1 agent=$2
+  if [ -d "$OUT/$name" ]; then echo "skip $name (exists)"; return; fi
+  rm -rf "runs/tmp/$name"
+  memrisk eval --model memrisk-agent --model_args "agent=$agent,model=$name" --tasks memriskbench \
+    --log_samples --output_path "runs/tmp/$name"
+  mv "runs/tmp/$name/$name" "$OUT/$name"
+}
+
+ALL=(smollm2-135m-chat smollm2-135m-plain qwen2.5-coder-0.5b-chat qwen2.5-coder-0.5b-plain
+     smollm2-135m-chat-recency3 pack)
 for sys in "${@:-${ALL[@]}}"; do
   case $sys in
     smollm2-135m-chat) run_system "$sys" smollm2-135m yes full ;;
@@ -35,6 +47,8 @@ for sys in "${@:-${ALL[@]}}"; do
     qwen2.5-coder-0.5b-chat-recency3) run_system "$sys" qwen2.5-coder-0.5b yes recency:3 ;;
     qwen2.5-coder-0.5b-chat-bm25-3) run_system "$sys" qwen2.5-coder-0.5b yes bm25:3 ;;
     qwen2.5-coder-0.5b-chat-embedding3) run_system "$sys" qwen2.5-coder-0.5b yes embedding:3 ;;
+    agent-*) run_agent "$sys" "${sys#agent-}" ;;
+    pack) python -c "from selector.reference import pack; import pathlib, sys; [print(p) for p in pack(sorted(pathlib.Path('$OUT').iterdir()))]" ;;
     *) echo "unknown system $sys" >&2; exit 2 ;;
   esac
 done

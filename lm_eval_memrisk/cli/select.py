@@ -21,7 +21,7 @@ def _fractions(text: str) -> tuple[float, ...]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from selector.io import VARIANTS
 
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR",
+    p.add_argument("runs", nargs="*", metavar="RUN_DIR",
                    help="lm-eval --output_path folder of one system (or its model folder); NAME=DIR names it")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--fraction", type=float, default=0.2, help="subset size as a fraction (default 0.2)")
@@ -40,6 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "where the full benchmark does?")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--reference", action="store_true",
+                   help="add the committed reference set (selector/data/reference) to the runs")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +55,17 @@ def run(args: argparse.Namespace) -> int:
         raise MemriskError("fractions must lie in (0, 1]")
     if args.bootstrap < 1 or args.high_risk_k < 1:
         raise MemriskError("--bootstrap and --high-risk-k must be at least 1")
-    runs = list(args.runs) + ([args.new_system] if args.new_system else [])
+    runs = list(args.runs)
+    if args.reference:
+        import tempfile
+
+        from selector.reference import unpack
+
+        tmp = tempfile.mkdtemp(prefix="memrisk-reference-")
+        runs = [f"{p.name}={p}" for p in unpack(Path(tmp))] + runs
+    if not runs:
+        raise MemriskError("give RUN_DIR folders, --reference, or both")
+    runs += [args.new_system] if args.new_system else []
     systems, notes = load_systems(runs, args.variant)
     new_name = list(systems)[-1] if args.new_system else None
     ref = {k: v for k, v in systems.items() if k != new_name}

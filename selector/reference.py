@@ -1,0 +1,73 @@
+"""The committed reference set: lm-eval logged samples of real systems, gzipped.
+
+``pack`` copies each system's newest results file and main-track samples files
+(gzip with a fixed mtime, so re-packing the same runs gives the same bytes) into
+``selector/data/reference/<system>/``; ``unpack`` writes them back as ordinary
+lm-eval output folders, which ``memrisk select --reference`` then reads.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+from typing import Iterable
+
+from lm_eval_memrisk.errors import SamplesError
+
+REFERENCE_DIR = Path(__file__).resolve().parent / "data" / "reference"
+_MAIN = tuple(f"samples_memriskbench_r{i}_" for i in range(1, 6))
+
+
+def _newest(folder: Path, pattern: str) -> Path | None:
+    files = sorted(folder.glob(pattern))
+    return files[-1] if files else None
+
+
+def pack(run_dirs: Iterable[Path], dest: Path = REFERENCE_DIR) -> list[Path]:
+    """Copy each run folder (one system each, named by its folder) into ``dest``."""
+    written: list[Path] = []
+    for run in run_dirs:
+        run = Path(run)
+        results = _newest(run, "results_*.json")
+        if results is None:
+            raise SamplesError(f"{run}: no results_*.json (not an lm-eval model folder)")
+        stamp = results.stem.removeprefix("results_")
+        target = dest / run.name
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        shutil.copyfile(results, target / results.name)
+        written.append(target / results.name)
+        for sample in sorted(run.glob(f"samples_*_{stamp}.jsonl")):
+            if not sample.name.startswith(_MAIN):
+                continue
+            out = target / (sample.name + ".gz")
+            with open(sample, "rb") as src, open(out, "wb") as raw:
+                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
+                    shutil.copyfileobj(src, gz)
+            written.append(out)
+    return written
+
+
+def systems(source: Path = REFERENCE_DIR) -> list[str]:
+    return sorted(d.name for d in source.iterdir() if d.is_dir()) if source.is_dir() else []
+
+
+def unpack(dest: Path, source: Path = REFERENCE_DIR) -> list[Path]:
+    """Write the reference set as lm-eval output folders under ``dest``; returns them."""
+    names = systems(source)
+    if not names:
+        raise SamplesError(f"{source}: no reference set here (build it with scripts/build_reference_set.sh)")
+    out = []
+    for name in names:
+        folder = Path(dest) / name
+        folder.mkdir(parents=True, exist_ok=True)
+        for f in sorted((source / name).iterdir()):
+            if f.suffix == ".gz":
+                with gzip.open(f, "rb") as src, open(folder / f.stem, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+            else:
+                shutil.copyfile(f, folder / f.name)
+        out.append(folder)
+    return out
