@@ -17,7 +17,7 @@ run_system() {  # name model chat(yes|no) policy
   rm -rf "$tmp"
   [ "$chat" = yes ] && flags+=(--apply_chat_template)
   echo "== $name: $(date -u +%FT%TZ)"
-  memrisk eval --model llama-cpp --model_args "model=$model" --tasks memriskbench \
+  memrisk eval --model llama-cpp --model_args "model=$model,n_threads=${N_THREADS:-1}" --tasks memriskbench \
     --metadata "{\"memory_policy\": \"$policy\"}" "${flags[@]}" \
     --log_samples --output_path "$tmp"
   mv "$tmp/$model" "$OUT/$name"

@@ -26,7 +26,7 @@ process_results: !function lm_eval_memrisk.harness.task.process_results
 num_fewshot: 0
 generation_kwargs:
   until: ["\\nUSER:", "<|im_end|>", "<|endoftext|>", "<|eot_id|>"]
-  max_gen_toks: 256
+  max_gen_toks: 128
   do_sample: false
   temperature: 0.0
 metric_list:

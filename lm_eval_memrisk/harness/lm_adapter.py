@@ -16,7 +16,7 @@ from lm_eval_memrisk.render import flatten
 
 DEFAULT_GEN_KWARGS: dict[str, Any] = {
     "until": ["\nUSER:", "<|im_end|>", "<|endoftext|>", "<|eot_id|>"],
-    "max_gen_toks": 256,
+    "max_gen_toks": 128,
     "do_sample": False,
     "temperature": 0.0,
 }
