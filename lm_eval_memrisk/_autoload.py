@@ -93,7 +93,8 @@ class _PatchingLoader:
         return getattr(self._wrapped, name)
 
     def create_module(self, spec: ModuleSpec) -> ModuleType | None:
-        return self._wrapped.create_module(spec)
+        module: ModuleType | None = self._wrapped.create_module(spec)
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
         self._wrapped.exec_module(module)
@@ -114,7 +115,7 @@ class _Finder:
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
-                spec.loader = _PatchingLoader(spec.loader, patch)
+                spec.loader = _PatchingLoader(spec.loader, patch)  # type: ignore[assignment]
                 return spec
         return None
 

@@ -93,7 +93,7 @@ def make_policy(spec: str | None) -> MemoryPolicy | None:
     if name in ("mem0", "reference", "reference-embedding"):
         from lm_eval_memrisk.memory import make_backend_policy
 
-        return make_backend_policy(spec)  # type: ignore[no-any-return]
+        return make_backend_policy(spec)
     classes = {"recency": Recency, "bm25": BM25, "embedding": Embedding}
     if name not in classes or not k.isdigit() or int(k) < 1:
         raise MemriskError(

@@ -36,7 +36,8 @@ Reply protocol:
 class MemoryPolicy(Protocol):
     """Chooses which memory items the agent sees at a decision point."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def select(self, items: Sequence[ItemState], query: str) -> list[ItemState]: ...
 

@@ -47,8 +47,12 @@ def test_leaky_agent_gives_parent_pass_mutant_fail_pairs(seeds) -> None:
     pairs = [e for e in result.failures if e.pair]
     assert pairs, "leaky solves the R1 seeds but not their R3 mutants"
     assert result.failures[: len(pairs)] == pairs
-    assert all(e.op in ("move_scope", "compress_summary", "insert_conflict", "insert_update", "revoke_item")
-               or not e.passed for e in pairs)
+    assert all(
+        e.op
+        in ("move_scope", "compress_summary", "insert_conflict", "insert_update", "revoke_item")
+        or not e.passed
+        for e in pairs
+    )
 
 
 def test_oracle_fails_nothing(seeds) -> None:
@@ -83,8 +87,22 @@ def test_cli_outputs_and_determinism(tmp_path: Path) -> None:
     outs = []
     for n in range(2):
         out = tmp_path / f"run{n}"
-        rc = main(["fuzz", "--agent", "stale", "--episodes", str(episodes), "--budget", "30",
-                   "--seed", "0", "--out", str(out), "--json"])
+        rc = main(
+            [
+                "fuzz",
+                "--agent",
+                "stale",
+                "--episodes",
+                str(episodes),
+                "--budget",
+                "30",
+                "--seed",
+                "0",
+                "--out",
+                str(out),
+                "--json",
+            ]
+        )
         assert rc == 0
         outs.append(out)
     found = [(o / "found.jsonl").read_bytes() for o in outs]
@@ -102,8 +120,23 @@ def test_cli_outputs_and_determinism(tmp_path: Path) -> None:
 def test_cli_compare_over_seeds(tmp_path: Path) -> None:
     episodes = _write_seeds(tmp_path / "seeds.jsonl")
     out = tmp_path / "cmp"
-    rc = main(["fuzz", "--agent", "amnesiac", "--episodes", str(episodes), "--budget", "8",
-               "--seeds", "0,1,2", "--compare", "--out", str(out), "--json"])
+    rc = main(
+        [
+            "fuzz",
+            "--agent",
+            "amnesiac",
+            "--episodes",
+            str(episodes),
+            "--budget",
+            "8",
+            "--seeds",
+            "0,1,2",
+            "--compare",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
     assert rc == 0
     report = json.loads((out / "report.json").read_text())
     assert set(report["table"]) == {"guided", "random", "coverage"}

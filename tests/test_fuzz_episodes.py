@@ -12,36 +12,62 @@ from lm_eval_memrisk.fuzz.validate_mutant import solves
 from lm_eval_memrisk.records import Check, Episode, Event
 from lm_eval_memrisk.validate import collect_problems
 
-
 NEW_PHONE = "+44 20 7946 0977"
 
 
 def answer_episode() -> Episode:
     """Bob changed his phone number and asks for it (an answer task)."""
     events = [
-        dict(type="scope_switch", scopes=("user:bob", "workspace:acme"), text="Session 1 — Bob (Acme)"),
-        dict(type="user_message", text="Please remember my phone number: +44 20 7946 0018."),
-        dict(type="memory_write", item=item("m1", "phone number", "+44 20 7946 0018", scope="user:bob")),
-        dict(type="assistant_message", text="Saved."),
-        dict(type="user_message", text=f"My number changed, it is {NEW_PHONE} now."),
-        dict(type="memory_update", item=item("m2", "phone number", NEW_PHONE, scope="user:bob", t=6), supersedes="m1"),
-        dict(type="assistant_message", text="Updated."),
-        dict(type="user_message", text="Hello again. What's my phone number?"),
-        dict(id="dp1", type="decision_point",
-             checks=(Check(id="c1", kind="text_contains", value=NEW_PHONE),
-                     Check(id="c2", kind="memory_not_used", status="superseded")),
-             reference={"answer": f"Your phone number is {NEW_PHONE}."},
-             naive={"answer": "Your phone number is {{mem:phone number}}."}),
+        {
+            "type": "scope_switch",
+            "scopes": ("user:bob", "workspace:acme"),
+            "text": "Session 1 — Bob (Acme)",
+        },
+        {"type": "user_message", "text": "Please remember my phone number: +44 20 7946 0018."},
+        {
+            "type": "memory_write",
+            "item": item("m1", "phone number", "+44 20 7946 0018", scope="user:bob"),
+        },
+        {"type": "assistant_message", "text": "Saved."},
+        {"type": "user_message", "text": f"My number changed, it is {NEW_PHONE} now."},
+        {
+            "type": "memory_update",
+            "item": item("m2", "phone number", NEW_PHONE, scope="user:bob", t=6),
+            "supersedes": "m1",
+        },
+        {"type": "assistant_message", "text": "Updated."},
+        {"type": "user_message", "text": "Hello again. What's my phone number?"},
+        {
+            "id": "dp1",
+            "type": "decision_point",
+            "checks": (
+                Check(id="c1", kind="text_contains", value=NEW_PHONE),
+                Check(id="c2", kind="memory_not_used", status="superseded"),
+            ),
+            "reference": {"answer": f"Your phone number is {NEW_PHONE}."},
+            "naive": {"answer": "Your phone number is {{mem:phone number}}."},
+        },
     ]
-    return Episode(id="T-ANS-1", version="1.0", risk="R1", tier="easy", track="main", family="phone",
-                   description="Bob asks for his phone number.", tools=(SHIP, EMAIL), events=chain(events))
+    return Episode(
+        id="T-ANS-1",
+        version="1.0",
+        risk="R1",
+        tier="easy",
+        track="main",
+        family="phone",
+        description="Bob asks for his phone number.",
+        tools=(SHIP, EMAIL),
+        events=chain(events),
+    )
 
 
 def workspace_episode() -> Episode:
     """The team's shared shipping address lives in the workspace scope."""
     ep = r1_episode()
     events = tuple(
-        replace(e, item=replace(e.item, scope="workspace:acme")) if e.item and e.item.key == "shipping address" else e
+        replace(e, item=replace(e.item, scope="workspace:acme"))
+        if e.item and e.item.key == "shipping address"
+        else e
         for e in ep.events
     )
     return replace(ep, id="T-WS-1", events=events)
@@ -49,9 +75,12 @@ def workspace_episode() -> Episode:
 
 def two_decision_episode() -> Episode:
     """An R1 episode with an earlier decision point (two checkpoints)."""
-    early = dict(id="dp0", type="decision_point",
-                 checks=(Check(id="c1", kind="text_contains", value="12 Oak Street, York"),),
-                 reference={"answer": "Your address is 12 Oak Street, York."})
+    early = {
+        "id": "dp0",
+        "type": "decision_point",
+        "checks": (Check(id="c1", kind="text_contains", value="12 Oak Street, York"),),
+        "reference": {"answer": "Your address is 12 Oak Street, York."},
+    }
     ep = r1_episode(extra_events=())
     events = list(ep.events)
     pos = next(i for i, e in enumerate(events) if e.type == "memory_write" and e.item.id == "m2")

@@ -32,7 +32,9 @@ def apply_op(seed: Seed, op: str, want: dict | None = None, tries: int = 60) -> 
     """A mutant of ``op`` whose params include ``want`` (searching rng seeds)."""
     for n in range(tries):
         m = mutate(seed.episode, seed.exp, op, random.Random(n))
-        if m is not None and all(m.chain[-1]["params"].get(k) == v for k, v in (want or {}).items()):
+        if m is not None and all(
+            m.chain[-1]["params"].get(k) == v for k, v in (want or {}).items()
+        ):
             return m
     raise AssertionError(f"{op} {want} never applied")
 
@@ -125,7 +127,10 @@ def test_move_scope_neighbour_adds_a_newer_other_scope_value() -> None:
     m = apply_op(seed_of(r1_episode()), "move_scope", {"variant": "neighbour"})
     st = state(m)
     other = max((i for i in st.memory if i.key == "shipping address"), key=lambda i: i.written_at)
-    assert not in_scope(other.scope, st.active_scopes) and other.value == m.chain[-1]["params"]["value"]
+    assert (
+        not in_scope(other.scope, st.active_scopes)
+        and other.value == m.chain[-1]["params"]["value"]
+    )
     assert dp(m).reference["arguments"]["address"] == "9 Elm Road, Leeds"
     assert any(c.kind == "memory_not_used" and c.scope == other.scope for c in dp(m).checks)
     assert not solves(m.episode, "leaky")
@@ -153,7 +158,9 @@ def test_declare_constraint_then_unrelated_turns() -> None:
     assert len(new) == 1
     c = m.episode.constraints[new.pop()]
     assert c.forbid_tool == "ship_order"
-    assert any(ch.kind == "constraint_not_violated" and ch.constraint == c.id for ch in dp(m).checks)
+    assert any(
+        ch.kind == "constraint_not_violated" and ch.constraint == c.id for ch in dp(m).checks
+    )
     assert m.episode.turn_count >= seed.episode.turn_count + 3  # ack + filler pair(s)
     assert m.episode.risk == "R5" and not solves(m.episode, "constraint-blind")
     assert_valid(m)
@@ -200,8 +207,16 @@ def test_reorder_sentences_rotates_the_request() -> None:
     m = apply_op(seed, "reorder_sentences")
     request = [e for e in m.episode.events if e.type == "user_message"][-1]
     assert request.text == "What's my phone number? Hello again."
-    assert apply_op.__name__ and mutate(seed_of(r1_episode()).episode, seed_of(r1_episode()).exp,
-                                        "reorder_sentences", random.Random(0)) is None
+    assert (
+        apply_op.__name__
+        and mutate(
+            seed_of(r1_episode()).episode,
+            seed_of(r1_episode()).exp,
+            "reorder_sentences",
+            random.Random(0),
+        )
+        is None
+    )
 
 
 def test_operator_chains_compose() -> None:
@@ -236,7 +251,11 @@ def test_fresh_values_never_clash() -> None:
 def test_tier_moves_or_pads_with_fillers() -> None:
     ep = r1_episode()  # easy, 7 turns
     anchor = [e for e in ep.events if e.type == "user_message"][-1].id
-    one = insert_before(ep, anchor, [dict(type="user_message", text="a"), dict(type="assistant_message", text="b")])
+    one = insert_before(
+        ep,
+        anchor,
+        [{"type": "user_message", "text": "a"}, {"type": "assistant_message", "text": "b"}],
+    )
     assert one.turn_count == 9  # between easy (5-8) and medium (10-14)
     fitted = fit_tier(one, anchor, [("x", "y")])
     assert fitted.turn_count == 11 and fitted.tier == "medium"

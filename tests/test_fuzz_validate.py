@@ -22,7 +22,9 @@ def good_mutant() -> Episode:
 
 def with_dp(ep: Episode, **changes) -> Episode:
     dp = ep.decision_points[-1]
-    return replace(ep, events=tuple(replace(e, **changes) if e.id == dp.id else e for e in ep.events))
+    return replace(
+        ep, events=tuple(replace(e, **changes) if e.id == dp.id else e for e in ep.events)
+    )
 
 
 def test_a_good_mutant_passes() -> None:
@@ -38,7 +40,9 @@ def test_rejects_a_check_that_names_an_unknown_item() -> None:
 
 def test_rejects_a_mutant_whose_oracle_fails() -> None:
     ep = good_mutant()  # the reference still ships to the superseded address
-    v = check_mutant(with_dp(ep, reference={"tool": "ship_order", "arguments": {"address": "9 Elm Road, Leeds"}}))
+    v = check_mutant(
+        with_dp(ep, reference={"tool": "ship_order", "arguments": {"address": "9 Elm Road, Leeds"}})
+    )
     assert not v.ok and v.reason == "oracle_fails"
 
 
@@ -67,4 +71,6 @@ def test_adversary_per_risk() -> None:
     assert adversaries(replace(ep, risk="R3")) == ("leaky",)
     assert adversaries(replace(ep, risk="R5")) == ("constraint-blind",)
     assert adversaries(replace(ep, risk="R6", track="r6")) == ("stale", "leaky")
-    assert adversaries(replace(ep, risk="R6", track="r6", metadata={"adversary": "leaky"})) == ("leaky",)
+    assert adversaries(replace(ep, risk="R6", track="r6", metadata={"adversary": "leaky"})) == (
+        "leaky",
+    )

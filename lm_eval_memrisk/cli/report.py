@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 HELP = "print per-risk pass rates of lm-eval/memrisk run folders side by side"
 
@@ -20,10 +21,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the table as JSON")
 
 
-def label(system) -> str:  # type: ignore[no-untyped-def]
+def label(system: Any) -> str:
     sig = system.signature
     extra = [x for x in (sig.mode if sig.mode != "scripted" else "", sig.memory_policy if sig.memory_policy != "full" else "") if x]
-    return system.name + (f" [{', '.join(extra)}]" if extra else "")
+    return str(system.name) + (f" [{', '.join(extra)}]" if extra else "")
 
 
 def run(args: argparse.Namespace) -> int:

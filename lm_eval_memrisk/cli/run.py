@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from lm_eval_memrisk.errors import MemriskError
 
@@ -36,7 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
-def _generate(args: argparse.Namespace):  # -> (Generate, name, config, episode_major)
+def _generate(args: argparse.Namespace) -> tuple[Any, str, dict[str, Any], bool]:
+    """(batch Generate function, system name, results config, episode-major order)."""
     from lm_eval_memrisk.agents import get_agent
     from lm_eval_memrisk.interactive import agent_generate
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
@@ -84,13 +85,20 @@ class RunResult:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "strategy": self.strategy, "seed": self.seed, "budget": self.budget,
-            "executed": len(self.executed), "failures": sum(not e.passed for e in self.executed),
-            "pairs": sum(e.pair for e in self.executed), "unique_failures": len(self.unique),
-            "coverage_points": len(self.coverage), "coverage_universe": self.universe,
+            "strategy": self.strategy,
+            "seed": self.seed,
+            "budget": self.budget,
+            "executed": len(self.executed),
+            "failures": sum(not e.passed for e in self.executed),
+            "pairs": sum(e.pair for e in self.executed),
+            "unique_failures": len(self.unique),
+            "coverage_points": len(self.coverage),
+            "coverage_universe": self.universe,
             "coverage": len(self.coverage) / self.universe if self.universe else 0.0,
-            "rejected": dict(sorted(self.rejected.items())), "inapplicable": self.inapplicable,
-            "duplicates": self.duplicates, "attempts": self.attempts,
+            "rejected": dict(sorted(self.rejected.items())),
+            "inapplicable": self.inapplicable,
+            "duplicates": self.duplicates,
+            "attempts": self.attempts,
         }
 
 
@@ -99,8 +107,14 @@ def _entry(seed: Seed) -> Entry:
 
 
 def run_campaign(
-    seeds: Sequence[Seed], executor: Executor, strategy: str, budget: int, seed: int,
-    batch: int = 1, max_depth: int = 3, progress: bool = True,
+    seeds: Sequence[Seed],
+    executor: Executor,
+    strategy: str,
+    budget: int,
+    seed: int,
+    batch: int = 1,
+    max_depth: int = 3,
+    progress: bool = True,
 ) -> RunResult:
     """Fuzz for ``budget`` mutant executions (see the module docstring)."""
     if not seeds:
@@ -108,8 +122,12 @@ def run_campaign(
     rng = random.Random(f"memrisk-fuzz:{strategy}:{seed}")
     entries = [_entry(s) for s in seeds]
     search = make_strategy(strategy, entries, rng, max_depth)
-    seed_pairs = {(s.episode.risk, c.kind) for s in seeds for c in s.episode.decision_points[-1].checks}
-    result = RunResult(strategy=strategy, seed=seed, budget=budget, universe=universe_size(seed_pairs))
+    seed_pairs = {
+        (s.episode.risk, c.kind) for s in seeds for c in s.episode.decision_points[-1].checks
+    }
+    result = RunResult(
+        strategy=strategy, seed=seed, budget=budget, universe=universe_size(seed_pairs)
+    )
     seen: set[str] = {s.episode.id for s in seeds}
     bar = tqdm(total=budget, desc=f"fuzz {strategy} s{seed}", unit="mutant", disable=not progress)
     limit = ATTEMPTS_PER_EXECUTION * max(budget, 1)
@@ -138,17 +156,21 @@ def run_campaign(
         if pending:
             _execute(pending, executor, search, result)
             bar.update(len(pending))
-            bar.set_postfix(failures=sum(not e.passed for e in result.executed), unique=len(result.unique))
+            bar.set_postfix(
+                failures=sum(not e.passed for e in result.executed), unique=len(result.unique)
+            )
     bar.close()
     return result
 
 
-def _execute(pending: list[tuple[Entry, Mutant]], executor: Executor, search: Any, result: RunResult) -> None:
+def _execute(
+    pending: list[tuple[Entry, Mutant]], executor: Executor, search: Any, result: RunResult
+) -> None:
     parents = [e for e, _ in pending if e.record is None]
     traces = executor.run([e.episode for e in parents] + [m.episode for _, m in pending])
     for entry, trace in zip(parents, traces):
         entry.record = last_record(entry.episode, trace)
-    for (entry, mutant), trace in zip(pending, traces[len(parents):]):
+    for (entry, mutant), trace in zip(pending, traces[len(parents) :]):
         assert entry.record is not None
         rec = last_record(mutant.episode, trace)
         pts = points(mutant.episode, mutant.exp, mutant.op, rec)
@@ -161,15 +183,24 @@ def _execute(pending: list[tuple[Entry, Mutant]], executor: Executor, search: An
         verdict = judge(mutant.episode, mutant.exp, trace)
         parent_ok = judge(entry.episode, entry.exp, executor.run([entry.episode])[0]).passed
         done = Executed(
-            index=len(result.executed) + 1, episode=mutant.episode, parent_id=entry.episode.id,
-            operators=tuple(str(c["op"]) for c in mutant.chain), passed=verdict.passed,
-            parent_passed=parent_ok, failing=verdict.failing, new_points=new, divergence=div,
+            index=len(result.executed) + 1,
+            episode=mutant.episode,
+            parent_id=entry.episode.id,
+            operators=tuple(str(c["op"]) for c in mutant.chain),
+            passed=verdict.passed,
+            parent_passed=parent_ok,
+            failing=verdict.failing,
+            new_points=new,
+            divergence=div,
             reply=rec.raw_reply[:300],
         )
         result.executed.append(done)
         for key in done.keys:
             result.unique.setdefault(key, mutant.id)
-        result.curve.append({
-            "budget": done.index, "unique_failures": len(result.unique),
-            "coverage": len(result.coverage) / result.universe if result.universe else 0.0,
-        })
+        result.curve.append(
+            {
+                "budget": done.index,
+                "unique_failures": len(result.unique),
+                "coverage": len(result.coverage) / result.universe if result.universe else 0.0,
+            }
+        )

@@ -11,7 +11,7 @@ operators can reach from the seeds (:func:`universe`).
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from lm_eval_memrisk.fuzz.expectation import ROLES, Expectation, roles
 from lm_eval_memrisk.fuzz.operators import OPERATORS
@@ -35,7 +35,8 @@ def points(episode: Episode, exp: Expectation, op: str, rec: DecisionRecord) -> 
     kinds = sorted({c.kind for c in episode.decision_points[-1].checks})
     return frozenset(
         (episode.risk, kind, op, role[i.id], visibility(i.id, rec))
-        for kind in kinds for i in rec.state.memory
+        for kind in kinds
+        for i in rec.state.memory
     )
 
 
@@ -59,7 +60,9 @@ def universe_size(seed_pairs: Iterable[tuple[str, str]]) -> int:
 
 
 def _args(rec: DecisionRecord) -> str:
-    args = {k: normalize(json.dumps(v, sort_keys=True)) for k, v in sorted(rec.action.arguments.items())}
+    args = {
+        k: normalize(json.dumps(v, sort_keys=True)) for k, v in sorted(rec.action.arguments.items())
+    }
     return json.dumps(args, sort_keys=True)
 
 

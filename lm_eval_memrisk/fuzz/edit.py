@@ -9,8 +9,9 @@ events (items' ``valid_from``/``valid_to`` move with them).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from lm_eval_memrisk.records import TIER_TURNS, TIERS, Episode, Event, MemoryItem
 from lm_eval_memrisk.state import ordered_events
@@ -54,7 +55,9 @@ def _shift_item(item: MemoryItem | None, at: int, by: int) -> MemoryItem | None:
     return replace(
         item,
         valid_from=item.valid_from + by if item.valid_from >= at else item.valid_from,
-        valid_to=item.valid_to + by if item.valid_to is not None and item.valid_to >= at else item.valid_to,
+        valid_to=item.valid_to + by
+        if item.valid_to is not None and item.valid_to >= at
+        else item.valid_to,
     )
 
 
@@ -90,7 +93,8 @@ def insert_before(episode: Episode, anchor_id: str, drafts: Sequence[Draft]) -> 
 def replace_text(episode: Episode, event_id: str, text: str) -> Episode:
     """``episode`` with the text of event ``event_id`` replaced."""
     return replace(
-        episode, events=tuple(replace(e, text=text) if e.id == event_id else e for e in episode.events)
+        episode,
+        events=tuple(replace(e, text=text) if e.id == event_id else e for e in episode.events),
     )
 
 
@@ -122,6 +126,10 @@ def fit_tier(episode: Episode, anchor_id: str, filler: Sequence[tuple[str, str]]
         if pair is None or n > TIER_TURNS[TIERS[-1]][1]:
             return episode
         episode = insert_before(
-            episode, anchor_id,
-            [dict(type="user_message", text=pair[0]), dict(type="assistant_message", text=pair[1])],
+            episode,
+            anchor_id,
+            [
+                {"type": "user_message", "text": pair[0]},
+                {"type": "assistant_message", "text": pair[1]},
+            ],
         )

@@ -15,8 +15,8 @@ never handed to the guidance.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from lm_eval_memrisk.codec import dumps_episode
 from lm_eval_memrisk.fuzz.expectation import Expectation, roles
@@ -28,13 +28,23 @@ from lm_eval_memrisk.state import in_scope
 from lm_eval_memrisk.trace import DecisionRecord, Trace
 
 #: Most telling role first, when a failing check names no item itself.
-ROLE_SALIENCE = ("revoked", "superseded", "other-scope", "summary", "conflict", "distractor", "current")
+ROLE_SALIENCE = (
+    "revoked",
+    "superseded",
+    "other-scope",
+    "summary",
+    "conflict",
+    "distractor",
+    "current",
+)
 
 
 class Executor:
     """Executes episodes on the system under test, with a content-keyed trace cache."""
 
-    def __init__(self, generate: Generate, name: str, policy: MemoryPolicy | None = None, chunk: int = 8):
+    def __init__(
+        self, generate: Generate, name: str, policy: MemoryPolicy | None = None, chunk: int = 8
+    ):
         self.generate = generate
         self.name = name
         self.policy = policy
@@ -45,7 +55,7 @@ class Executor:
 
     def _key(self, episode: Episode) -> str:
         policy = getattr(self.policy, "name", "full") if self.policy else "full"
-        blob = f"{policy}\n{dumps_episode(episode)}".encode("utf-8")
+        blob = f"{policy}\n{dumps_episode(episode)}".encode()
         return hashlib.sha256(blob).hexdigest()
 
     def run(self, episodes: Sequence[Episode]) -> list[Trace]:
@@ -56,8 +66,14 @@ class Executor:
             if key not in self._cache and key not in todo:
                 todo[key] = ep
         if todo:
-            fresh = run_scripted(list(todo.values()), self.generate, self.name, self.policy,
-                                 chunk=self.chunk, progress=False)
+            fresh = run_scripted(
+                list(todo.values()),
+                self.generate,
+                self.name,
+                self.policy,
+                chunk=self.chunk,
+                progress=False,
+            )
             for key, trace in zip(todo, fresh):
                 self._cache[key] = trace
             self.calls += sum(len(ep.decision_points) for ep in todo.values())
@@ -100,6 +116,7 @@ def judge(episode: Episode, exp: Expectation, trace: Trace) -> Judgement:
     checks = {c.id: c for c in episode.decision_points[-1].checks}
     failing = tuple(
         (r.kind, implicated_role(checks[r.check_id], rec, role))
-        for r in result.checks if not r.passed and r.check_id in checks
+        for r in result.checks
+        if not r.passed and r.check_id in checks
     )
     return Judgement(False, failing)

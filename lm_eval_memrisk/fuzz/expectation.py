@@ -12,8 +12,9 @@ from it, so no operator writes checks by hand.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any
 
 from lm_eval_memrisk.agents import PLACEHOLDER, action_to_reply
 from lm_eval_memrisk.checks import memory_used
@@ -118,7 +119,9 @@ def _template(dp: Event, key: str, use: ItemState | None) -> dict[str, Any] | No
             return dict(_swap(ref, use.value, MARK))
     if dp.naive:
         swapped = json.dumps(dict(dp.naive), ensure_ascii=False)
-        swapped = PLACEHOLDER.sub(lambda m: MARK if m.group(1).strip() == key else m.group(0), swapped)
+        swapped = PLACEHOLDER.sub(
+            lambda m: MARK if m.group(1).strip() == key else m.group(0), swapped
+        )
         if PLACEHOLDER.search(swapped) is None and MARK in swapped:
             return dict(json.loads(swapped))
     return None
@@ -141,20 +144,35 @@ def infer(episode: Episode) -> Expectation | None:
     template = _template(dp, key, use)
     if template is None:
         return None
-    constraint = next((c.constraint for c in dp.checks if c.kind == "constraint_not_violated"), None)
+    constraint = next(
+        (c.constraint for c in dp.checks if c.kind == "constraint_not_violated"), None
+    )
     mode = "refrain" if constraint and use is None else "use" if use is not None else "ask"
     if mode == "refrain":  # the item a constraint-blind agent would use
-        live = [i for i in state.memory if i.key == key and i.status == "active"
-                and in_scope(i.scope, state.active_scopes)]
+        live = [
+            i
+            for i in state.memory
+            if i.key == key and i.status == "active" and in_scope(i.scope, state.active_scopes)
+        ]
         use = max(live, key=lambda i: (i.written_at, i.id), default=None)
     label = None
     for c in dp.checks:
-        if c.kind == "tool_arg_equals" and use is not None and c.expected_original and use.value in c.expected_original:
+        if (
+            c.kind == "tool_arg_equals"
+            and use is not None
+            and c.expected_original
+            and use.value in c.expected_original
+        ):
             label = c.expected_original.replace(use.value, MARK)
     avoid = tuple(i.id for i in _ranked(state, key, use.id if use else None))
     return Expectation(
-        mode=mode, key=key, template=template, use_item=use.id if use else None, avoid=avoid,
-        constraint=constraint, label=label,
+        mode=mode,
+        key=key,
+        template=template,
+        use_item=use.id if use else None,
+        avoid=avoid,
+        constraint=constraint,
+        label=label,
     )
 
 
@@ -179,7 +197,12 @@ def roles(episode: Episode, exp: Expectation) -> dict[str, str]:
     return {i.id: role_of(i, state, exp) for i in state.memory}
 
 
-_ROLE_RANK = {r: n for n, r in enumerate(("revoked", "superseded", "other-scope", "summary", "conflict", "current"))}
+_ROLE_RANK = {
+    r: n
+    for n, r in enumerate(
+        ("revoked", "superseded", "other-scope", "summary", "conflict", "current")
+    )
+}
 
 
 def _ranked(state: StateSnapshot, key: str, use: str | None) -> list[ItemState]:
@@ -228,8 +251,16 @@ def derive(episode: Episode, exp: Expectation) -> tuple[tuple[Check, ...], dict[
         reference = fill(exp.template, value)
         if exp.is_tool and arg is not None and whole:
             original = exp.label.replace(MARK, value) if exp.label else None
-            checks.append(Check(id="", kind="tool_arg_equals", tool=exp.tool, argument=arg,
-                                expected=value, expected_original=original))
+            checks.append(
+                Check(
+                    id="",
+                    kind="tool_arg_equals",
+                    tool=exp.tool,
+                    argument=arg,
+                    expected=value,
+                    expected_original=original,
+                )
+            )
         else:
             if exp.is_tool:
                 checks.append(Check(id="", kind="tool_called", tool=exp.tool))
@@ -239,7 +270,9 @@ def derive(episode: Episode, exp: Expectation) -> tuple[tuple[Check, ...], dict[
         if exp.is_tool:
             checks.append(Check(id="", kind="tool_not_called", tool=exp.tool))
     else:
-        reference = {"answer": (pools.REFRAIN_TOOL if exp.is_tool else pools.REFRAIN_TEXT)[0].format(**words)}
+        reference = {
+            "answer": (pools.REFRAIN_TOOL if exp.is_tool else pools.REFRAIN_TEXT)[0].format(**words)
+        }
         checks.append(Check(id="", kind="constraint_not_violated", constraint=exp.constraint))
         if exp.is_tool:
             checks.append(Check(id="", kind="tool_not_called", tool=exp.tool))

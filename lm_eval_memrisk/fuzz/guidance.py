@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from lm_eval_memrisk.fuzz.expectation import Expectation
 from lm_eval_memrisk.fuzz.operators import OPERATORS
@@ -56,7 +57,9 @@ class Strategy:
     def choose(self) -> tuple[Entry, list[str]]:
         raise NotImplementedError
 
-    def feedback(self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float) -> None:
+    def feedback(
+        self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float
+    ) -> None:
         """Learn from one executed mutant (coverage gain and divergence only)."""
 
 
@@ -94,10 +97,14 @@ class Guided(Strategy):
     def choose(self) -> tuple[Entry, list[str]]:
         entry = max(self.corpus, key=lambda e: (e.energy / (1 + e.picks), -e.rank))
         entry.picks += 1
-        keyed = sorted(OPERATORS, key=lambda op: -math.log(1.0 - self.rng.random()) / self.weight(op))
+        keyed = sorted(
+            OPERATORS, key=lambda op: -math.log(1.0 - self.rng.random()) / self.weight(op)
+        )
         return entry, keyed
 
-    def feedback(self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float) -> None:
+    def feedback(
+        self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float
+    ) -> None:
         gain = new_points + (divergence if self.use_divergence else 0.0)
         self.uses[op] += 1
         self.gain[op] += gain
@@ -113,8 +120,14 @@ class CoverageOnly(Guided):
     use_divergence = False
 
 
-def make_strategy(name: str, seeds: Sequence[Entry], rng: random.Random, max_depth: int = 3) -> Strategy:
-    classes: dict[str, type[Strategy]] = {"guided": Guided, "random": RandomMutation, "coverage": CoverageOnly}
+def make_strategy(
+    name: str, seeds: Sequence[Entry], rng: random.Random, max_depth: int = 3
+) -> Strategy:
+    classes: dict[str, type[Strategy]] = {
+        "guided": Guided,
+        "random": RandomMutation,
+        "coverage": CoverageOnly,
+    }
     if name not in classes:
         raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
     return classes[name](seeds, rng, max_depth)

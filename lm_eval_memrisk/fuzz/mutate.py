@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from lm_eval_memrisk.fuzz import pools
 from lm_eval_memrisk.fuzz.edit import fit_tier, last_user_message
@@ -22,7 +23,15 @@ from lm_eval_memrisk.fuzz.operators import OPERATORS, Ctx
 from lm_eval_memrisk.records import Episode
 
 #: Metadata keys the fuzzer owns (a parent's values are replaced, never merged).
-META_KEYS = ("parent", "root", "operators", "operator_params", "target_risk", "adversary", "expected_behaviour")
+META_KEYS = (
+    "parent",
+    "root",
+    "operators",
+    "operator_params",
+    "target_risk",
+    "adversary",
+    "expected_behaviour",
+)
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,10 @@ def root_of(episode: Episode) -> str:
 
 
 def mutate(
-    parent: Episode, exp: Expectation, op_name: str, rng: random.Random,
+    parent: Episode,
+    exp: Expectation,
+    op_name: str,
+    rng: random.Random,
     chain: Sequence[Mapping[str, Any]] = (),
 ) -> Mutant | None:
     """Apply ``op_name`` to ``parent`` (None when it does not apply)."""
@@ -71,9 +83,13 @@ def mutate(
     dp = dp_of(episode)
     if applied.recompute:
         checks, reference = derive(episode, applied.exp)
-        episode = replace(episode, events=tuple(
-            replace(e, checks=checks, reference=reference) if e.id == dp.id else e for e in episode.events
-        ))
+        episode = replace(
+            episode,
+            events=tuple(
+                replace(e, checks=checks, reference=reference) if e.id == dp.id else e
+                for e in episode.events
+            ),
+        )
     risk = applied.risk or parent.risk
     rule = applied.rule or (parent.resolution_rule if risk == "R2" else None)
     adversary = applied.adversary if applied.risk else parent.metadata.get("adversary")
@@ -83,15 +99,23 @@ def mutate(
     root = root_of(parent)
     meta = {k: v for k, v in parent.metadata.items() if k not in META_KEYS}
     meta.update(
-        parent=parent.id, root=root, operators=[str(c["op"]) for c in full_chain],
-        operator_params=[dict(c) for c in full_chain], target_risk=risk,
+        parent=parent.id,
+        root=root,
+        operators=[str(c["op"]) for c in full_chain],
+        operator_params=[dict(c) for c in full_chain],
+        target_risk=risk,
         expected_behaviour=applied.exp.describe(episode),
     )
     if adversary:
         meta["adversary"] = adversary
+    base = parent.description.split(" [fuzz:")[0]
     episode = replace(
-        episode, id=chain_id(root, full_chain), risk=risk, track="r6" if risk == "R6" else "main",
-        resolution_rule=rule, metadata=meta,
-        description=f"{parent.description.split(' [fuzz:')[0]} [fuzz: {' > '.join(meta['operators'])}]".strip(),
+        episode,
+        id=chain_id(root, full_chain),
+        risk=risk,
+        track="r6" if risk == "R6" else "main",
+        resolution_rule=rule,
+        metadata=meta,
+        description=f"{base} [fuzz: {' > '.join(meta['operators'])}]".strip(),
     )
     return Mutant(episode=episode, exp=applied.exp, chain=full_chain)

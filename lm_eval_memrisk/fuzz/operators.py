@@ -21,11 +21,19 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from lm_eval_memrisk.fuzz import pools
-from lm_eval_memrisk.fuzz.edit import Draft, fresh_constraint_id, fresh_item_id, insert_before, last_user_message, replace_text
+from lm_eval_memrisk.fuzz.edit import (
+    Draft,
+    fresh_constraint_id,
+    fresh_item_id,
+    insert_before,
+    last_user_message,
+    replace_text,
+)
 from lm_eval_memrisk.fuzz.expectation import Expectation, dp_of, reorder_avoid, verb_phrase
 from lm_eval_memrisk.fuzz.values import fresh_value
 from lm_eval_memrisk.records import Constraint, Episode, Event, MemoryItem
@@ -63,7 +71,7 @@ class Ctx:
     request: Event | None
 
     @staticmethod
-    def of(episode: Episode, exp: Expectation) -> "Ctx":
+    def of(episode: Episode, exp: Expectation) -> Ctx:
         dp = dp_of(episode)
         return Ctx(episode, exp, dp, state_at(episode, dp.id), last_user_message(episode, dp.id))
 
@@ -91,10 +99,22 @@ class Ctx:
 
     def words(self, scope: str | None = None, **extra: str) -> dict[str, str]:
         scope = scope or (self.use.scope if self.use else self.user_scope())
-        whose, whom = ("our", "us") if scope.startswith("workspace:") else ("the", "everyone") if scope == "global" else ("my", "me")
+        whose, whom = (
+            ("our", "us")
+            if scope.startswith("workspace:")
+            else ("the", "everyone")
+            if scope == "global"
+            else ("my", "me")
+        )
         key = self.exp.key
-        return {"key": key, "tail": key.split()[-1], "whose": whose, "whom": whom,
-                "verb": verb_phrase(self.exp.tool), **extra}
+        return {
+            "key": key,
+            "tail": key.split()[-1],
+            "whose": whose,
+            "whom": whom,
+            "verb": verb_phrase(self.exp.tool),
+            **extra,
+        }
 
 
 def _pick(rng: random.Random, pool: tuple[Any, ...]) -> int:
@@ -106,11 +126,11 @@ def _ack(rng: random.Random) -> int:
 
 
 def _user(text: str) -> Draft:
-    return dict(type="user_message", text=text)
+    return {"type": "user_message", "text": text}
 
 
 def _assistant(text: str) -> Draft:
-    return dict(type="assistant_message", text=text)
+    return {"type": "assistant_message", "text": text}
 
 
 class Operator:
@@ -246,11 +266,21 @@ class InsertUpdate(Operator):
         old = ctx.use
         assert old is not None
         new_id = fresh_item_id(ctx.episode)
-        item = MemoryItem(id=new_id, key=old.key, value=params["value"], scope=old.scope,
-                          source="user", trust=max(old.trust, 0.9), valid_from=0)
+        item = MemoryItem(
+            id=new_id,
+            key=old.key,
+            value=params["value"],
+            scope=old.scope,
+            source="user",
+            trust=max(old.trust, 0.9),
+            valid_from=0,
+        )
         text = pools.UPDATES[int(params["template"])].format(**ctx.words(value=params["value"]))
-        drafts = [_user(text), dict(type="memory_update", item=item, supersedes=old.id),
-                  _assistant(pools.ACKS[int(params["ack"])])]
+        drafts = [
+            _user(text),
+            {"type": "memory_update", "item": item, "supersedes": old.id},
+            _assistant(pools.ACKS[int(params["ack"])]),
+        ]
         episode = insert_before(ctx.episode, ctx.anchor, drafts)
         exp = reorder_avoid(episode, replace(ctx.exp, use_item=new_id), first=(old.id,))
         return Applied(episode, exp, risk="R1", adversary="stale")
@@ -283,19 +313,40 @@ class InsertConflict(Operator):
         value = fresh_value(rng, ctx.use.value, ctx.values())
         if value is None:
             return None
-        return {"rule": rule, "value": value, "template": _pick(rng, pools.CONFLICTS[rule]), "ack": _ack(rng)}
+        return {
+            "rule": rule,
+            "value": value,
+            "template": _pick(rng, pools.CONFLICTS[rule]),
+            "ack": _ack(rng),
+        }
 
     def apply(self, ctx: Ctx, params: Mapping[str, Any]) -> Applied | None:
         old = ctx.use
         assert old is not None
         rule = str(params["rule"])
-        trust = {"latest_timestamp": old.trust, "explicit_correction": max(old.trust, 0.9),
-                 "trusted_source": 0.95}[rule]
+        trust = {
+            "latest_timestamp": old.trust,
+            "explicit_correction": max(old.trust, 0.9),
+            "trusted_source": 0.95,
+        }[rule]
         new_id = fresh_item_id(ctx.episode)
-        item = MemoryItem(id=new_id, key=old.key, value=params["value"], scope=old.scope,
-                          source="user", trust=trust, valid_from=0)
-        text = pools.CONFLICTS[rule][int(params["template"])].format(**ctx.words(value=params["value"]))
-        drafts = [_user(text), dict(type="memory_write", item=item), _assistant(pools.ACKS[int(params["ack"])])]
+        item = MemoryItem(
+            id=new_id,
+            key=old.key,
+            value=params["value"],
+            scope=old.scope,
+            source="user",
+            trust=trust,
+            valid_from=0,
+        )
+        text = pools.CONFLICTS[rule][int(params["template"])].format(
+            **ctx.words(value=params["value"])
+        )
+        drafts = [
+            _user(text),
+            {"type": "memory_write", "item": item},
+            _assistant(pools.ACKS[int(params["ack"])]),
+        ]
         episode = insert_before(ctx.episode, ctx.anchor, drafts)
         exp = reorder_avoid(episode, replace(ctx.exp, use_item=new_id), first=(old.id,))
         return Applied(episode, exp, risk="R2", adversary="stale", rule=rule)
@@ -317,8 +368,14 @@ class RevokeItem(Operator):
         use = ctx.use
         if ctx.exp.mode != "use" or use is None:
             return None
-        others = [i for i in ctx.state.memory if i.key == use.key and i.id != use.id and i.status == "active"
-                  and in_scope(i.scope, ctx.state.active_scopes)]
+        others = [
+            i
+            for i in ctx.state.memory
+            if i.key == use.key
+            and i.id != use.id
+            and i.status == "active"
+            and in_scope(i.scope, ctx.state.active_scopes)
+        ]
         if others:
             return None
         return {"template": _pick(rng, pools.REVOKES), "ack": _ack(rng)}
@@ -327,7 +384,10 @@ class RevokeItem(Operator):
         old = ctx.use
         assert old is not None
         text = pools.REVOKES[int(params["template"])].format(**ctx.words(value=old.value))
-        drafts = [dict(type="memory_revoke", target=old.id, text=text), _assistant(pools.ACKS[int(params["ack"])])]
+        drafts = [
+            {"type": "memory_revoke", "target": old.id, "text": text},
+            _assistant(pools.ACKS[int(params["ack"])]),
+        ]
         episode = insert_before(ctx.episode, ctx.anchor, drafts)
         exp = reorder_avoid(episode, replace(ctx.exp, mode="ask", use_item=None), first=(old.id,))
         return Applied(episode, exp, risk="R4", adversary="stale")
@@ -365,14 +425,22 @@ class MoveScope(Operator):
     name = "move_scope"
     kind = "memory"
     risks = ("R3",)
-    kinds = ("tool_arg_equals", "tool_called", "text_contains", "tool_not_called", "memory_not_used")
+    kinds = (
+        "tool_arg_equals",
+        "tool_called",
+        "text_contains",
+        "tool_not_called",
+        "memory_not_used",
+    )
 
     def _new_scopes(self, ctx: Ctx, scope: str, name: str) -> tuple[str, ...] | None:
         active = _scopes_at(ctx.episode, ctx.anchor)
         if scope.startswith("user:"):
             return (f"user:{name.lower()}",) + tuple(s for s in active if not s.startswith("user:"))
         if scope.startswith("workspace:"):
-            return tuple(s for s in active if not s.startswith("workspace:")) + (f"workspace:{name.lower()}",)
+            return tuple(s for s in active if not s.startswith("workspace:")) + (
+                f"workspace:{name.lower()}",
+            )
         return None
 
     def plan(self, ctx: Ctx, rng: random.Random) -> Params | None:
@@ -389,10 +457,13 @@ class MoveScope(Operator):
             if not choices:
                 return None
             pick = choices[rng.randrange(len(choices))]
-            name = pools.WORKSPACES[pick] if use.scope.startswith("workspace:") else pools.NAMES[pick]
+            name = (
+                pools.WORKSPACES[pick] if use.scope.startswith("workspace:") else pools.NAMES[pick]
+            )
             scopes = self._new_scopes(ctx, use.scope, name)
             if scopes is None or any(
-                i.key == use.key and i.status == "active" and in_scope(i.scope, scopes) for i in ctx.state.memory
+                i.key == use.key and i.status == "active" and in_scope(i.scope, scopes)
+                for i in ctx.state.memory
             ):
                 return None
             return {"variant": variant, "scopes": list(scopes), "name": name}
@@ -400,8 +471,13 @@ class MoveScope(Operator):
         value = fresh_value(rng, use.value, ctx.values())
         if not names or value is None:
             return None
-        return {"variant": variant, "name": pools.NAMES[names[rng.randrange(len(names))]], "value": value,
-                "template": _pick(rng, pools.REMEMBER), "ack": _ack(rng)}
+        return {
+            "variant": variant,
+            "name": pools.NAMES[names[rng.randrange(len(names))]],
+            "value": value,
+            "template": _pick(rng, pools.REMEMBER),
+            "ack": _ack(rng),
+        }
 
     def apply(self, ctx: Ctx, params: Mapping[str, Any]) -> Applied | None:
         use = ctx.use
@@ -409,20 +485,50 @@ class MoveScope(Operator):
         name = str(params["name"])
         if params["variant"] == "requester":
             scopes = tuple(params["scopes"])
-            hello = f"I'm working in the {name} workspace today." if use.scope.startswith("workspace:") else f"Hi, it's {name} here."
-            drafts = [dict(type="scope_switch", scopes=scopes, text=f"New session: {', '.join(scopes)}"), _user(hello)]
+            hello = (
+                f"I'm working in the {name} workspace today."
+                if use.scope.startswith("workspace:")
+                else f"Hi, it's {name} here."
+            )
+            drafts = [
+                {
+                    "type": "scope_switch",
+                    "scopes": scopes,
+                    "text": f"New session: {', '.join(scopes)}",
+                },
+                _user(hello),
+            ]
             episode = insert_before(ctx.episode, ctx.anchor, drafts)
-            exp = reorder_avoid(episode, replace(ctx.exp, mode="ask", use_item=None), first=(use.id,))
+            exp = reorder_avoid(
+                episode, replace(ctx.exp, mode="ask", use_item=None), first=(use.id,)
+            )
             return Applied(episode, exp, risk="R3", adversary="leaky")
         active = _scopes_at(ctx.episode, ctx.anchor)
         theirs = (f"user:{name.lower()}",) + tuple(s for s in active if not s.startswith("user:"))
         new_id = fresh_item_id(ctx.episode)
-        item = MemoryItem(id=new_id, key=use.key, value=params["value"], scope=theirs[0], source="user",
-                          trust=0.9, valid_from=0)
-        text = pools.REMEMBER[int(params["template"])].format(**ctx.words(scope=theirs[0], value=params["value"]))
-        drafts = [dict(type="scope_switch", scopes=theirs, text=f"New session: {', '.join(theirs)}"),
-                  _user(text), dict(type="memory_write", item=item), _assistant(pools.ACKS[int(params["ack"])]),
-                  dict(type="scope_switch", scopes=active, text=f"Session resumed: {', '.join(active)}")]
+        item = MemoryItem(
+            id=new_id,
+            key=use.key,
+            value=params["value"],
+            scope=theirs[0],
+            source="user",
+            trust=0.9,
+            valid_from=0,
+        )
+        text = pools.REMEMBER[int(params["template"])].format(
+            **ctx.words(scope=theirs[0], value=params["value"])
+        )
+        drafts = [
+            {"type": "scope_switch", "scopes": theirs, "text": f"New session: {', '.join(theirs)}"},
+            _user(text),
+            {"type": "memory_write", "item": item},
+            _assistant(pools.ACKS[int(params["ack"])]),
+            {
+                "type": "scope_switch",
+                "scopes": active,
+                "text": f"Session resumed: {', '.join(active)}",
+            },
+        ]
         episode = insert_before(ctx.episode, ctx.anchor, drafts)
         exp = reorder_avoid(episode, ctx.exp, first=(new_id,))
         return Applied(episode, exp, risk="R3", adversary="leaky")
@@ -460,9 +566,16 @@ class AddDistractors(Operator):
         for n, value in params["notes"]:
             item_id = fresh_item_id(ctx.episode, ids)
             ids.append(item_id)
-            item = MemoryItem(id=item_id, key=pools.DISTRACTOR_KEYS[int(n)][0], value=value, scope=scope,
-                              source="user", trust=0.9, valid_from=0)
-            drafts.append(dict(type="memory_write", item=item))
+            item = MemoryItem(
+                id=item_id,
+                key=pools.DISTRACTOR_KEYS[int(n)][0],
+                value=value,
+                scope=scope,
+                source="user",
+                trust=0.9,
+                valid_from=0,
+            )
+            drafts.append({"type": "memory_write", "item": item})
         listing = "; ".join(f"{pools.DISTRACTOR_KEYS[int(n)][0]}: {v}" for n, v in params["notes"])
         text = pools.DISTRACTOR_NOTES[int(params["template"])].format(notes=listing)
         drafts = [_user(text), *drafts, _assistant(pools.ACKS[int(params["ack"])])]
@@ -489,7 +602,11 @@ class DeclareConstraint(Operator):
         fillers = list(range(len(pools.FILLERS)))
         rng.shuffle(fillers)
         pool = pools.CONSTRAINT_TOOL if ctx.exp.is_tool else pools.CONSTRAINT_TEXT
-        return {"template": _pick(rng, pool), "ack": _ack(rng), "fillers": fillers[: rng.randint(1, 3)]}
+        return {
+            "template": _pick(rng, pool),
+            "ack": _ack(rng),
+            "fillers": fillers[: rng.randint(1, 3)],
+        }
 
     def apply(self, ctx: Ctx, params: Mapping[str, Any]) -> Applied | None:
         use = ctx.use
@@ -498,11 +615,17 @@ class DeclareConstraint(Operator):
         text = pool[int(params["template"])].format(**ctx.words())
         cid = fresh_constraint_id(ctx.episode)
         if ctx.exp.is_tool:
-            constraint = Constraint(id=cid, text=text, scope=ctx.user_scope(), forbid_tool=ctx.exp.tool)
+            constraint = Constraint(
+                id=cid, text=text, scope=ctx.user_scope(), forbid_tool=ctx.exp.tool
+            )
         else:
-            constraint = Constraint(id=cid, text=text, scope=ctx.user_scope(), forbid_text=use.value)
-        drafts: list[Draft] = [dict(type="constraint_declare", constraint=constraint, text=text),
-                               _assistant(pools.ACKS[int(params["ack"])])]
+            constraint = Constraint(
+                id=cid, text=text, scope=ctx.user_scope(), forbid_text=use.value
+            )
+        drafts: list[Draft] = [
+            {"type": "constraint_declare", "constraint": constraint, "text": text},
+            _assistant(pools.ACKS[int(params["ack"])]),
+        ]
         for n in params["fillers"]:
             user, assistant = pools.FILLERS[int(n)]
             drafts += [_user(user), _assistant(assistant)]
@@ -545,18 +668,33 @@ class CompressSummary(Operator):
         assert use is not None
         new_id = fresh_item_id(ctx.episode)
         if params["variant"] == "stale":
-            write = next(e for e in ctx.episode.events if e.item is not None and e.item.id == use.id)
+            write = next(
+                e for e in ctx.episode.events if e.item is not None and e.item.id == use.id
+            )
             earlier = snapshot(ctx.episode, events_before(ctx.episode, write.id)).memory
             scope, anchor, adversary = use.scope, write.id, "stale"
         else:
             earlier = ()
             scope = f"user:{str(params['name']).lower()}"
             anchor, adversary = ctx.anchor, "leaky"
-        rest = "; ".join(f"{i.key}: {i.value}" for i in earlier if i.key != use.key and i.scope == scope)
-        text = f"Summary of earlier sessions ({scope}): {use.key}: {params['value']}" + (f"; {rest}" if rest else "")
-        item = MemoryItem(id=new_id, key=use.key, value=params["value"], scope=scope, source="summary",
-                          trust=0.5, valid_from=0)
-        episode = insert_before(ctx.episode, anchor, [dict(type="summary", item=item, text=text)])
+        rest = "; ".join(
+            f"{i.key}: {i.value}" for i in earlier if i.key != use.key and i.scope == scope
+        )
+        text = f"Summary of earlier sessions ({scope}): {use.key}: {params['value']}" + (
+            f"; {rest}" if rest else ""
+        )
+        item = MemoryItem(
+            id=new_id,
+            key=use.key,
+            value=params["value"],
+            scope=scope,
+            source="summary",
+            trust=0.5,
+            valid_from=0,
+        )
+        episode = insert_before(
+            ctx.episode, anchor, [{"type": "summary", "item": item, "text": text}]
+        )
         exp = reorder_avoid(episode, ctx.exp, first=(new_id,))
         return Applied(episode, exp, risk="R6", adversary=adversary)
 
@@ -564,9 +702,17 @@ class CompressSummary(Operator):
 OPERATORS: dict[str, Operator] = {
     op.name: op
     for op in (
-        Paraphrase(), IndirectReference(), DistractorClause(), ReorderSentences(),
-        InsertUpdate(), InsertConflict(), RevokeItem(), MoveScope(), AddDistractors(),
-        DeclareConstraint(), CompressSummary(),
+        Paraphrase(),
+        IndirectReference(),
+        DistractorClause(),
+        ReorderSentences(),
+        InsertUpdate(),
+        InsertConflict(),
+        RevokeItem(),
+        MoveScope(),
+        AddDistractors(),
+        DeclareConstraint(),
+        CompressSummary(),
     )
 }
 QUERY_OPERATORS: tuple[str, ...] = tuple(n for n, op in OPERATORS.items() if op.kind == "query")

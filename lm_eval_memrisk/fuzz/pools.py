@@ -90,10 +90,16 @@ ASK_REPLIES: tuple[str, ...] = (
     "I don't have a {key} I may use for you. Which {key} should I use?",
 )
 REFRAIN_TOOL: tuple[str, ...] = (
-    "You asked me not to {verb} until you say so, so I have not done it. Do you want to lift that instruction?",
+    (
+        "You asked me not to {verb} until you say so, so I have not done it. "
+        "Do you want to lift that instruction?"
+    ),
 )
 REFRAIN_TEXT: tuple[str, ...] = (
-    "You asked me to keep your {key} out of our chat, so I will leave it out. Is there anything else?",
+    (
+        "You asked me to keep your {key} out of our chat, so I will leave it out. "
+        "Is there anything else?"
+    ),
 )
 NAMES: tuple[str, ...] = ("Priya", "Tomasz", "Ingrid", "Kwame", "Lucia", "Haruto", "Noor", "Emeka")
 WORKSPACES: tuple[str, ...] = ("northwind", "bluepeak", "ferncastle", "quayside")
@@ -109,8 +115,10 @@ DISTRACTOR_KEYS: tuple[tuple[str, str], ...] = (
 )
 #: Replacement words for values without digits (capitalised and lower-case).
 WORDS_CAP: tuple[str, ...] = (
-    "Maple", "Harbour", "Linden", "Juniper", "Kestrel", "Rowan", "Sorrel", "Tamsin", "Wren", "Alder",
+    "Maple", "Harbour", "Linden", "Juniper", "Kestrel",
+    "Rowan", "Sorrel", "Tamsin", "Wren", "Alder",
 )  # fmt: skip
 WORDS_LOW: tuple[str, ...] = (
-    "amber", "cobalt", "saffron", "willow", "granite", "meadow", "lantern", "pebble", "thistle", "ember",
+    "amber", "cobalt", "saffron", "willow", "granite",
+    "meadow", "lantern", "pebble", "thistle", "ember",
 )  # fmt: skip

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from lm_eval_memrisk.codec import dumps_episode
 from lm_eval_memrisk.fuzz.campaign import Executed, RunResult
@@ -48,13 +49,27 @@ def write_mutants(path: Path, runs: Sequence[RunResult]) -> None:
     lines = []
     for run in runs:
         for e in run.executed:
-            lines.append(json.dumps({
-                "strategy": run.strategy, "seed": run.seed, "index": e.index, "id": e.episode.id,
-                "parent": e.parent_id, "operators": list(e.operators), "risk": e.episode.risk,
-                "passed": e.passed, "parent_passed": e.parent_passed,
-                "failing": [list(f) for f in e.failing], "new_points": e.new_points,
-                "divergence": e.divergence, "reply": e.reply,
-            }, sort_keys=True, ensure_ascii=False))
+            lines.append(
+                json.dumps(
+                    {
+                        "strategy": run.strategy,
+                        "seed": run.seed,
+                        "index": e.index,
+                        "id": e.episode.id,
+                        "parent": e.parent_id,
+                        "operators": list(e.operators),
+                        "risk": e.episode.risk,
+                        "passed": e.passed,
+                        "parent_passed": e.parent_passed,
+                        "failing": [list(f) for f in e.failing],
+                        "new_points": e.new_points,
+                        "divergence": e.divergence,
+                        "reply": e.reply,
+                    },
+                    sort_keys=True,
+                    ensure_ascii=False,
+                )
+            )
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
@@ -65,7 +80,10 @@ def table(runs: Sequence[RunResult]) -> dict[str, dict[str, Any]]:
         mine = [r.summary() for r in runs if r.strategy == name]
         out[name] = {
             "seeds": [s["seed"] for s in mine],
-            **{k: mean_sd([s[k] for s in mine]) for k in ("unique_failures", "coverage", "failures", "pairs", "executed")},
+            **{
+                k: mean_sd([s[k] for s in mine])
+                for k in ("unique_failures", "coverage", "failures", "pairs", "executed")
+            },
         }
     return out
 
@@ -75,9 +93,14 @@ def build_report(runs: Sequence[RunResult], config: Mapping[str, Any]) -> dict[s
         "config": dict(config),
         "table": table(runs),
         "runs": [
-            {**r.summary(), "curve": r.curve,
-             "unique": [{"check_kind": k, "operator": o, "role": role, "first_mutant": m}
-                        for (k, o, role), m in sorted(r.unique.items())]}
+            {
+                **r.summary(),
+                "curve": r.curve,
+                "unique": [
+                    {"check_kind": k, "operator": o, "role": role, "first_mutant": m}
+                    for (k, o, role), m in sorted(r.unique.items())
+                ],
+            }
             for r in runs
         ],
     }
@@ -90,44 +113,79 @@ def _pm(cell: Mapping[str, Any], digits: int) -> str:
 def markdown(report: Mapping[str, Any], found: Sequence[Executed], out_dir: str) -> str:
     cfg = report["config"]
     lines = [
-        "# MemRiskBench fuzzing report", "",
-        f"System under test: `{cfg.get('sut')}` · memory policy `{cfg.get('memory_policy')}` · "
-        f"budget B = {cfg.get('budget')} mutant executions per run · seeds {cfg.get('seeds')}", "",
-        f"Command: `{cfg.get('command')}`", "",
-        f"Seed checkpoints: {cfg.get('n_seeds')} (skipped: {cfg.get('skipped_seeds')}); "
-        f"decision points sent to the system under test: {cfg.get('model_calls')}; "
-        f"wall time {cfg.get('seconds', 0):.0f} s.", "",
-        "## Unique failures and coverage at B (mean ± sd over seeds)", "",
+        "# MemRiskBench fuzzing report",
+        "",
+        (
+            f"System under test: `{cfg.get('sut')}` · memory policy `{cfg.get('memory_policy')}` · "
+            f"budget B = {cfg.get('budget')} mutant executions per run · seeds {cfg.get('seeds')}"
+        ),
+        "",
+        f"Command: `{cfg.get('command')}`",
+        "",
+        (
+            f"Seed checkpoints: {cfg.get('n_seeds')} (skipped: {cfg.get('skipped_seeds')}); "
+            f"decision points sent to the system under test: {cfg.get('model_calls')}; "
+            f"wall time {cfg.get('seconds', 0):.0f} s."
+        ),
+        "",
+        "## Unique failures and coverage at B (mean ± sd over seeds)",
+        "",
         "| strategy | UF@B | Cov@B | failing mutants | (parent pass, mutant fail) pairs |",
         "|---|---|---|---|---|",
     ]
     for name, row in report["table"].items():
-        lines.append(f"| {name} | {_pm(row['unique_failures'], 1)} | {_pm(row['coverage'], 3)} | "
-                     f"{_pm(row['failures'], 1)} | {_pm(row['pairs'], 1)} |")
-    lines += ["", "Unique failure = (failing check kind, last operator, memory item role). "
-              "Coverage = covered (risk, check kind, operator, role, used/shown/hidden) points "
-              "over the universe reachable from the seeds.", "", "## Runs", "",
-              "| strategy | seed | executed | failures | pairs | UF | coverage | rejected (invalid, never run) | inapplicable | duplicates |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {name} | {_pm(row['unique_failures'], 1)} | {_pm(row['coverage'], 3)} | "
+            f"{_pm(row['failures'], 1)} | {_pm(row['pairs'], 1)} |"
+        )
+    lines += [
+        "",
+        (
+            "Unique failure = (failing check kind, last operator, memory item role). "
+            "Coverage = covered (risk, check kind, operator, role, used/shown/hidden) points "
+            "over the universe reachable from the seeds."
+        ),
+        "",
+        "## Runs",
+        "",
+        (
+            "| strategy | seed | executed | failures | pairs | UF | coverage "
+            "| rejected (invalid, never run) | inapplicable | duplicates |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in report["runs"]:
         rejected = ", ".join(f"{k} {v}" for k, v in r["rejected"].items()) or "0"
-        lines.append(f"| {r['strategy']} | {r['seed']} | {r['executed']} | {r['failures']} | {r['pairs']} | "
-                     f"{r['unique_failures']} | {r['coverage']:.3f} | {rejected} | {r['inapplicable']} | {r['duplicates']} |")
+        lines.append(
+            f"| {r['strategy']} | {r['seed']} | {r['executed']} | {r['failures']} | {r['pairs']} | "
+            f"{r['unique_failures']} | {r['coverage']:.3f} | {rejected} | "
+            f"{r['inapplicable']} | {r['duplicates']} |"
+        )
     lines += ["", "## Found episodes (pairs first)", ""]
     if not found:
         lines.append("No failure-inducing mutant was found.")
     for e in found[:50]:
         fails = ", ".join(f"{k} [{role}]" for k, role in e.failing)
         tag = "pair" if e.pair else "parent also fails"
-        lines.append(f"- `{e.episode.id}` ({e.episode.risk}; {' > '.join(e.operators)}; {tag}): {fails}")
+        lines.append(
+            f"- `{e.episode.id}` ({e.episode.risk}; {' > '.join(e.operators)}; {tag}): {fails}"
+        )
     if len(found) > 50:
         lines.append(f"- ... and {len(found) - 50} more in found.jsonl")
     risks = sorted({e.episode.risk for e in found}, key=RISKS.index)
     tasks = ",".join(f"memriskbench_{r.lower()}" for r in risks) or "memriskbench_r1"
-    lines += ["", "## Running the found set as an lm-eval task", "", "```",
-              f"lm_eval --model llama-cpp --model_args model=smollm2-135m --tasks {tasks} \\",
-              f"  --metadata '{{\"episodes\": \"{out_dir}/found.jsonl\"}}'", "```", "",
-              "(or `memrisk run --episodes DIR/found.jsonl --track all ...`).", ""]
+    lines += [
+        "",
+        "## Running the found set as an lm-eval task",
+        "",
+        "```",
+        f"lm_eval --model llama-cpp --model_args model=smollm2-135m --tasks {tasks} \\",
+        f'  --metadata \'{{"episodes": "{out_dir}/found.jsonl"}}\'',
+        "```",
+        "",
+        "(or `memrisk run --episodes DIR/found.jsonl --track all ...`).",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -149,7 +207,9 @@ def plot_curves(path: Path, runs: Sequence[RunResult]) -> bool:
             continue
         n = max(len(r.curve) for r in mine)
         for ax, metric in zip(axes, ("unique_failures", "coverage")):
-            ys = np.array([[r.curve[min(i, len(r.curve) - 1)][metric] for i in range(n)] for r in mine])
+            ys = np.array(
+                [[r.curve[min(i, len(r.curve) - 1)][metric] for i in range(n)] for r in mine]
+            )
             x = np.arange(1, n + 1)
             mu, sd = ys.mean(axis=0), ys.std(axis=0, ddof=1) if len(mine) > 1 else np.zeros(n)
             ax.plot(x, mu, label=name)
@@ -169,7 +229,9 @@ def write_all(out: Path, runs: Sequence[RunResult], config: Mapping[str, Any]) -
     n_found = write_found(out / "found.jsonl", runs)
     write_mutants(out / "mutants.jsonl", runs)
     report = build_report(runs, {**config, "found": n_found})
-    (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "report.json").write_text(
+        json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
     plotted = plot_curves(out / "budget_curve.png", runs)
     text = markdown(report, found_episodes(runs), str(out))
     if plotted:

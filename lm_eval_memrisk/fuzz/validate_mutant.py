@@ -70,5 +70,7 @@ def check_mutant(episode: Episode) -> Verdict:
         return Verdict(False, "oracle_fails", "the oracle agent fails the recomputed checks")
     names = adversaries(episode)
     if not names or all(solves(episode, a) for a in names):
-        return Verdict(False, "adversary_passes", f"{'/'.join(names) or 'no adversary'} passes {episode.risk}")
+        return Verdict(
+            False, "adversary_passes", f"{'/'.join(names) or 'no adversary'} passes {episode.risk}"
+        )
     return Verdict(True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from lm_eval_memrisk.fuzz import pools
 from lm_eval_memrisk.normalize import contains_value, normalize

@@ -28,7 +28,7 @@ _LM_EVAL_KWARGS = ("batch_size", "max_batch_size", "device")
 
 
 @register_model("memrisk-agent")
-class MemriskAgentLM(LM):
+class MemriskAgentLM(LM):  # type: ignore[misc]
     """Answers MemRiskBench requests with a reference agent or a wrapped model."""
 
     def __init__(
@@ -80,7 +80,7 @@ class MemriskAgentLM(LM):
         from lm_eval_memrisk.runner import run_scripted
         from lm_eval_memrisk.sample_record import ENVELOPE
 
-        episodes = {}
+        episodes: dict[str, Any] = {}
         for req in requests:
             episodes.setdefault(req.doc["episode_id"], episode_of(req.doc))
         generate = self._generate_fn()
@@ -109,7 +109,7 @@ class MemriskAgentLM(LM):
 
     def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
         if self.base is not None:
-            return self.base.apply_chat_template(chat_history, add_generation_prompt)
+            return str(self.base.apply_chat_template(chat_history, add_generation_prompt))
         return json.dumps(chat_history, ensure_ascii=False)
 
     @property
@@ -118,7 +118,8 @@ class MemriskAgentLM(LM):
 
     def chat_template(self, chat_template: bool | str = False) -> str | None:
         if self.base is not None:
-            return self.base.chat_template(chat_template)
+            template = self.base.chat_template(chat_template)
+            return None if template is None else str(template)
         return "json-messages" if chat_template else None
 
     def get_model_info(self) -> dict[str, Any]:

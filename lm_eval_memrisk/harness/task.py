@@ -38,7 +38,7 @@ def decision_contexts(
     return contexts
 
 
-class MemRiskTask(ConfigurableTask):
+class MemRiskTask(ConfigurableTask):  # type: ignore[misc]
     """A ConfigurableTask whose docs are episodes with one request per decision point."""
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -46,7 +46,7 @@ class MemRiskTask(ConfigurableTask):
         config.pop("class", None)
         super().__init__(config=config, **kwargs)
 
-    def fewshot_context(  # type: ignore[override]
+    def fewshot_context(
         self, doc: dict[str, Any], num_fewshot: int, system_instruction: str | None = None,
         apply_chat_template: bool = False, fewshot_as_multiturn: bool = False,
         chat_template: Callable[..., Any] | None = None, gen_prefix: str | None = None,
