@@ -52,6 +52,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--risk", default="", help="comma-separated risks of the seed episodes, e.g. R1,R3"
     )
     p.add_argument("--limit", type=int, help="only the first N seed episodes")
+    p.add_argument("--per-risk", type=int, help="only the first N seed episodes of each risk")
+    p.add_argument(
+        "--max-gen-toks",
+        type=int,
+        default=128,
+        help="reply length limit (the lm-eval tasks use 128)",
+    )
     p.add_argument("--budget", type=int, required=True, help="mutant executions per run (B)")
     p.add_argument("--seed", type=int, default=0, help="search seed")
     p.add_argument("--seeds", help="comma-separated search seeds, e.g. 0,1,2 (overrides --seed)")
@@ -77,7 +84,10 @@ def _sut(args: argparse.Namespace) -> tuple[Generate, str]:
 
     lm = load_lm(args.model, args.model_args)
     name = (args.model + "-" + args.model_args.replace("=", "-").replace(",", "_")).strip("-")
-    return lm_generate(lm, apply_chat_template=not args.no_chat_template), name
+    gen = lm_generate(
+        lm, {"max_gen_toks": args.max_gen_toks}, apply_chat_template=not args.no_chat_template
+    )
+    return gen, name
 
 
 def _int_list(text: str, what: str) -> list[int]:
@@ -101,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
     seeds_list = _int_list(args.seeds, "--seeds") if args.seeds else [args.seed]
     strategies = list(STRATEGIES) if args.compare else [args.strategy]
     risks = [r.strip() for r in args.risk.split(",") if r.strip()]
-    episodes = select_episodes(load_episodes(args.episodes, track="all"), risks, args.limit)
+    episodes = select_episodes(
+        load_episodes(args.episodes, track="all"), risks, args.limit, args.per_risk
+    )
     seeds, skipped = make_seeds(episodes)
     if not seeds:
         raise MemriskError(f"no usable seed checkpoints (skipped: {skipped})")

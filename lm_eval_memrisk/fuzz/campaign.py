@@ -11,6 +11,7 @@ report.  The budget counts executed mutants only.
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -76,6 +77,9 @@ class RunResult:
     curve: list[dict[str, float]] = field(default_factory=list)
     unique: dict[FailureKey, str] = field(default_factory=dict)
     """Unique failure key -> id of the first mutant that showed it."""
+    model_calls: int = 0
+    """Decision points this run sent to the system under test (cache misses)."""
+    seconds: float = 0.0
 
     @property
     def failures(self) -> list[Executed]:
@@ -99,6 +103,8 @@ class RunResult:
             "inapplicable": self.inapplicable,
             "duplicates": self.duplicates,
             "attempts": self.attempts,
+            "model_calls": self.model_calls,
+            "seconds": round(self.seconds, 1),
         }
 
 
@@ -126,9 +132,13 @@ def run_campaign(
         (s.episode.risk, c.kind) for s in seeds for c in s.episode.decision_points[-1].checks
     }
     result = RunResult(
-        strategy=strategy, seed=seed, budget=budget, universe=universe_size(seed_pairs)
+        strategy=strategy,
+        seed=seed,
+        budget=budget,
+        universe=universe_size(seed_pairs, retrieval=executor.policy is not None),
     )
     seen: set[str] = {s.episode.id for s in seeds}
+    calls_before, started = executor.calls, time.monotonic()
     bar = tqdm(total=budget, desc=f"fuzz {strategy} s{seed}", unit="mutant", disable=not progress)
     limit = ATTEMPTS_PER_EXECUTION * max(budget, 1)
     while len(result.executed) < budget and result.attempts < limit:
@@ -160,6 +170,8 @@ def run_campaign(
                 failures=sum(not e.passed for e in result.executed), unique=len(result.unique)
             )
     bar.close()
+    result.model_calls = executor.calls - calls_before
+    result.seconds = time.monotonic() - started
     return result
 
 

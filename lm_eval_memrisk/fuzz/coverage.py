@@ -5,7 +5,8 @@ for every check kind of the mutant's decision point and every memory item in the
 store there, whether the item was ``used`` in the reply, only ``shown`` to the agent
 under the memory policy, or ``hidden`` (not retrieved).  Nothing here reads whether
 a check passed.  Coverage at B = covered points / the universe of points the
-operators can reach from the seeds (:func:`universe`).
+operators can reach from the seeds (:func:`universe`; ``hidden`` only counts under a
+policy that retrieves, since ``full`` shows every note).
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ def universe(seed_pairs: Iterable[tuple[str, str]]) -> frozenset[tuple[str, str,
     return frozenset(out)
 
 
-def universe_size(seed_pairs: Iterable[tuple[str, str]]) -> int:
-    return len(universe(seed_pairs)) * len(ROLES) * len(STATES)
+def universe_size(seed_pairs: Iterable[tuple[str, str]], retrieval: bool = False) -> int:
+    """Number of coverage points; ``hidden`` counts only under a retrieving memory policy."""
+    states = len(STATES) if retrieval else len(STATES) - 1
+    return len(universe(seed_pairs)) * len(ROLES) * states
 
 
 def _args(rec: DecisionRecord) -> str:

@@ -68,9 +68,21 @@ def make_seeds(episodes: Iterable[Episode]) -> tuple[list[Seed], dict[str, int]]
 
 
 def select_episodes(
-    episodes: Sequence[Episode], risks: Sequence[str] = (), limit: int | None = None
+    episodes: Sequence[Episode],
+    risks: Sequence[str] = (),
+    limit: int | None = None,
+    per_risk: int | None = None,
 ) -> list[Episode]:
-    """Episodes of the given risks (all when empty), at most ``limit`` of them."""
+    """Episodes of the given risks (all when empty): the first ``per_risk`` of each risk,
+    then at most ``limit`` in all (file order)."""
     wanted = {r.upper() for r in risks}
     chosen = [e for e in episodes if not wanted or e.risk in wanted]
+    if per_risk:
+        taken: dict[str, int] = {}
+        kept = []
+        for e in chosen:
+            if taken.get(e.risk, 0) < per_risk:
+                taken[e.risk] = taken.get(e.risk, 0) + 1
+                kept.append(e)
+        chosen = kept
     return chosen[:limit] if limit else chosen
