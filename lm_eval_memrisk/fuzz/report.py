@@ -150,16 +150,16 @@ def markdown(report: Mapping[str, Any], found: Sequence[Executed], out_dir: str)
         "",
         (
             "| strategy | seed | executed | failures | pairs | UF | coverage "
-            "| rejected (invalid, never run) | inapplicable | duplicates |"
+            "| rejected (invalid, never run) | inapplicable | duplicates | model calls | seconds |"
         ),
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["runs"]:
         rejected = ", ".join(f"{k} {v}" for k, v in r["rejected"].items()) or "0"
         lines.append(
             f"| {r['strategy']} | {r['seed']} | {r['executed']} | {r['failures']} | {r['pairs']} | "
             f"{r['unique_failures']} | {r['coverage']:.3f} | {rejected} | "
-            f"{r['inapplicable']} | {r['duplicates']} |"
+            f"{r['inapplicable']} | {r['duplicates']} | {r['model_calls']} | {r['seconds']:.0f} |"
         )
     lines += ["", "## Found episodes (pairs first)", ""]
     if not found:
