@@ -31,7 +31,21 @@ _EXPORTS = {
     "EpisodeFormatError": "lm_eval_memrisk.errors",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+#: The names of ``_EXPORTS`` plus ``__version__``, as a literal that static tools can read.
+__all__ = [
+    "Episode",
+    "EpisodeFormatError",
+    "MemriskError",
+    "ScoreResult",
+    "Trace",
+    "__version__",
+    "get_agent",
+    "load_episodes",
+    "parse_action",
+    "render",
+    "run_episode",
+    "score",
+]
 
 
 def __getattr__(name: str) -> Any:

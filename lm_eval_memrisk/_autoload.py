@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # keep interpreter start-up cheap: no runtime imports beyond os/sys
     from importlib.machinery import ModuleSpec

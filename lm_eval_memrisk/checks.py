@@ -8,8 +8,8 @@ string quoting what was seen.  Nothing here evaluates model text as code.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from lm_eval_memrisk.normalize import contains_value, normalize, values_equal
 from lm_eval_memrisk.records import Check, Constraint, Episode
@@ -68,12 +68,15 @@ def violates(constraint: Constraint, action: Action) -> str | None:
         if constraint.forbid_argument is None:
             return f"called forbidden tool {action.tool}"
         value = action.arguments.get(constraint.forbid_argument)
-        if value is not None and constraint.forbid_value is not None:
-            if contains_value(str(value), constraint.forbid_value):
-                return (
-                    f"called {action.tool} with {constraint.forbid_argument}={_quote(str(value))}, "
-                    f"forbidden value {_quote(constraint.forbid_value)}"
-                )
+        if (
+            value is not None
+            and constraint.forbid_value is not None
+            and contains_value(str(value), constraint.forbid_value)
+        ):
+            return (
+                f"called {action.tool} with {constraint.forbid_argument}={_quote(str(value))}, "
+                f"forbidden value {_quote(constraint.forbid_value)}"
+            )
     if constraint.forbid_text and contains_value(action.content, constraint.forbid_text):
         return f"reply contains forbidden text {_quote(constraint.forbid_text)}"
     return None

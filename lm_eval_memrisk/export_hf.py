@@ -9,11 +9,11 @@ gives the docs the lm-eval tasks use.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from lm_eval_memrisk.harness.docs import fingerprint, to_rows
-from lm_eval_memrisk.records import Episode, RISKS, TIERS
+from lm_eval_memrisk.records import RISKS, TIERS, Episode
 
 CARD = """\
 ---

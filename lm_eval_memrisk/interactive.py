@@ -16,17 +16,24 @@ extend the previous prompt and reuse the KV cache.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
 from lm_eval_memrisk.checks import memory_used
 from lm_eval_memrisk.parse import parse_action
 from lm_eval_memrisk.records import Episode, Event
-from lm_eval_memrisk.render import MemoryPolicy, merge_roles, system_message, visible_notes
+from lm_eval_memrisk.render import (
+    DecisionView,
+    MemoryPolicy,
+    decision_view,
+    merge_roles,
+    system_message,
+)
 from lm_eval_memrisk.runner import Generate, Request, call_agent
-from lm_eval_memrisk.state import message_text, ordered_events, state_at
+from lm_eval_memrisk.state import message_text, ordered_events
 from lm_eval_memrisk.tools import call_tool
 from lm_eval_memrisk.trace import DecisionRecord, Step, Trace
 
@@ -52,6 +59,7 @@ class EpisodeRun:
     _dp_index: int = 0
     _steps: list[Step] = field(default_factory=list)
     _first_messages: list[Message] = field(default_factory=list)
+    _view: DecisionView | None = None
 
     def __post_init__(self) -> None:
         self._events = ordered_events(self.episode)
@@ -67,6 +75,7 @@ class EpisodeRun:
 
     def _advance_script(self) -> None:
         """Append the scripted messages up to the next decision point."""
+        self._view = None
         if self.done:
             return
         while self._cursor < len(self._events) and self._events[self._cursor].id != self.decision.id:
@@ -76,8 +85,14 @@ class EpisodeRun:
             self._cursor += 1
         self._cursor += 1  # past the decision point itself
 
+    def _decision_view(self) -> DecisionView:
+        """State and visible notes of the pending decision point (one replay per decision)."""
+        if self._view is None:
+            self._view = decision_view(self.episode, self.decision.id, self.policy)
+        return self._view
+
     def messages(self) -> list[Message]:
-        notes = visible_notes(self.episode, self.decision.id, self.policy)
+        notes = self._decision_view().notes
         system = {"role": "system", "content": system_message(self.episode.tools, notes)}
         return [system] + merge_roles(self.conversation)
 
@@ -114,7 +129,8 @@ class EpisodeRun:
 
     def _close_decision(self) -> None:
         dp = self.decision
-        state = state_at(self.episode, dp.id)
+        view = self._decision_view()
+        state = view.state
         final = self._steps[-1]
         self.records.append(
             DecisionRecord(
@@ -124,7 +140,7 @@ class EpisodeRun:
                 action=final.action,
                 state=state,
                 memory_used=memory_used(final.action, state.memory),
-                visible_items=tuple(i.id for i in visible_notes(self.episode, dp.id, self.policy)),
+                visible_items=tuple(i.id for i in view.notes),
                 steps=tuple(self._steps),
             )
         )

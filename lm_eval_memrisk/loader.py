@@ -25,6 +25,8 @@ from typing import Any, NoReturn
 from lm_eval_memrisk.errors import EpisodeFormatError, MemriskError
 from lm_eval_memrisk.records import (
     CHECK_KINDS,
+    CHECK_PAYLOAD_FIELDS,
+    EVENT_PAYLOAD_FIELDS,
     EVENT_TYPES,
     RESOLUTION_RULES,
     RISKS,
@@ -257,19 +259,7 @@ def _constraint(ctx: _Ctx, value: Any, fld: str) -> Constraint:
 
 
 _CHECK_REQ = ("id", "kind")
-_CHECK_OPT = (
-    "description",
-    "value",
-    "pattern",
-    "tool",
-    "argument",
-    "expected",
-    "expected_original",
-    "item",
-    "status",
-    "scope",
-    "constraint",
-)
+_CHECK_OPT = ("description", *CHECK_PAYLOAD_FIELDS)
 
 
 def _check(ctx: _Ctx, value: Any, fld: str) -> Check:
@@ -311,22 +301,7 @@ def _tool(ctx: _Ctx, value: Any, fld: str) -> Tool:
 
 
 _EVENT_REQ = ("id", "type", "time")
-_EVENT_OPT = (
-    "after",
-    "text",
-    "item",
-    "supersedes",
-    "target",
-    "tool",
-    "arguments",
-    "result",
-    "constraint",
-    "scopes",
-    "checks",
-    "reference",
-    "naive",
-    "terminal_tool",
-)
+_EVENT_OPT = ("after", *EVENT_PAYLOAD_FIELDS)
 
 
 def _event(ctx: _Ctx, value: Any, fld: str) -> Event:
@@ -517,29 +492,24 @@ class FileScan:
         return counts
 
 
-def scan_episodes(path: PathArg | None = None) -> FileScan:
-    """Parse and validate a whole file, collecting every problem instead of stopping.
+def _checked_lines(
+    name: str, data: bytes
+) -> Iterator[tuple[int, Episode | None, list[EpisodeFormatError]]]:
+    """``(line number, episode or None, its problems)`` for each non-blank line.
 
-    Structural problems stop at the first one per line; semantic problems are all
-    listed.  Only unreadable files raise (:class:`MemriskError`).
+    Problems come in the order :func:`load_episodes` reports them: the line's JSON or
+    structure (then no episode), else a duplicate id first and the semantic problems.
     """
     from lm_eval_memrisk.validate import collect_problems
 
-    name, data = _read_bytes(path)
-    scan = FileScan(name)
     first_line: dict[str, int] = {}
     for lineno, raw in _lines(data):
         try:
-            obj = _parse_line(name, lineno, raw)
+            ep = episode_from_dict(_parse_line(name, lineno, raw), path=name, line=lineno)
         except EpisodeFormatError as exc:
-            scan.problems.append(exc)
-            continue
-        try:
-            ep = episode_from_dict(obj, path=name, line=lineno)
-        except EpisodeFormatError as exc:
-            scan.problems.append(exc)
             if exc.episode_id is not None:
                 first_line.setdefault(exc.episode_id, lineno)
+            yield lineno, None, [exc]
             continue
         problems = collect_problems(ep, path=name, line=lineno)
         if ep.id in first_line:
@@ -555,9 +525,21 @@ def scan_episodes(path: PathArg | None = None) -> FileScan:
             )
         else:
             first_line[ep.id] = lineno
+        yield lineno, ep, problems
+
+
+def scan_episodes(path: PathArg | None = None) -> FileScan:
+    """Parse and validate a whole file, collecting every problem instead of stopping.
+
+    Structural problems stop at the first one per line; semantic problems are all
+    listed.  Only unreadable files raise (:class:`MemriskError`).
+    """
+    name, data = _read_bytes(path)
+    scan = FileScan(name)
+    for lineno, ep, problems in _checked_lines(name, data):
         if problems:
             scan.problems.extend(problems)
-        else:
+        elif ep is not None:
             scan.episodes.append(ep)
             scan.lines.append(lineno)
     return scan
@@ -572,24 +554,13 @@ def load_episodes(path: PathArg | None = None, track: str = "main") -> list[Epis
     """
     if track not in TRACK_CHOICES:
         raise MemriskError(f"unknown track '{track}' (expected one of {', '.join(TRACK_CHOICES)})")
-    from lm_eval_memrisk.validate import validate_episode
-
     name, data = _read_bytes(path)
-    first_line: dict[str, int] = {}
     episodes: list[Episode] = []
-    for lineno, raw in _lines(data):
-        ep = episode_from_dict(_parse_line(name, lineno, raw), path=name, line=lineno)
-        if ep.id in first_line:
-            raise EpisodeFormatError(
-                name,
-                lineno,
-                ep.id,
-                "id",
-                f"duplicate episode id (first used on line {first_line[ep.id]})",
-            )
-        first_line[ep.id] = lineno
-        validate_episode(ep, path=name, line=lineno)
-        episodes.append(ep)
+    for _, ep, problems in _checked_lines(name, data):
+        if problems:
+            raise problems[0]
+        if ep is not None:
+            episodes.append(ep)
     if not episodes:
         raise MemriskError(f"{name}: no episodes found (the file is empty)")
     if track == "all":

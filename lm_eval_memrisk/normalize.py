@@ -35,7 +35,7 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["normalize", "contains_value", "values_equal"]
+__all__ = ["contains_value", "normalize", "values_equal"]
 
 #: Private-use char that stands in for a date/time token during a pass.
 _PH = "\ue000"

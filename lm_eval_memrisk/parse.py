@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from lm_eval_memrisk.trace import Action
 
-__all__ = ["MAX_SCAN_CHARS", "REFUSAL_PATTERNS", "parse_action", "is_refusal"]
+__all__ = ["MAX_SCAN_CHARS", "REFUSAL_PATTERNS", "is_refusal", "parse_action"]
 
 #: Scanning for tool calls stops after this many characters.
 MAX_SCAN_CHARS = 100_000

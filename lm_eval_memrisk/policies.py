@@ -15,8 +15,8 @@ The policy name and parameters are written into every trace and result.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.render import MemoryPolicy

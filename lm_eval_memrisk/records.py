@@ -10,8 +10,9 @@ Field semantics that the scorer relies on are documented on each field.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, get_args
+from typing import Any, Literal, get_args
 
 Risk = Literal["R1", "R2", "R3", "R4", "R5", "R6"]
 Tier = Literal["easy", "medium", "hard"]
@@ -217,6 +218,39 @@ class Event:
     reference: Mapping[str, Any] | None = None
     naive: Mapping[str, Any] | None = None
     terminal_tool: str | None = None
+
+
+#: Event fields whose use depends on the event type (which ones each type needs:
+#: :data:`lm_eval_memrisk.validate.EVENT_PAYLOAD`).
+EVENT_PAYLOAD_FIELDS: tuple[str, ...] = (
+    "text",
+    "item",
+    "supersedes",
+    "target",
+    "tool",
+    "arguments",
+    "result",
+    "constraint",
+    "scopes",
+    "checks",
+    "reference",
+    "naive",
+    "terminal_tool",
+)
+#: Check fields whose use depends on the check kind (which ones each kind needs:
+#: :data:`lm_eval_memrisk.validate.CHECK_FIELDS`).
+CHECK_PAYLOAD_FIELDS: tuple[str, ...] = (
+    "value",
+    "pattern",
+    "tool",
+    "argument",
+    "expected",
+    "expected_original",
+    "item",
+    "status",
+    "scope",
+    "constraint",
+)
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from lm_eval_memrisk.errors import SamplesError
 from lm_eval_memrisk.harness.docs import episode_of
+from lm_eval_memrisk.jsonl import numbered_lines
 from lm_eval_memrisk.runner import trace_from_replies
 from lm_eval_memrisk.scorer import score
 from lm_eval_memrisk.trace import Trace
@@ -53,16 +55,15 @@ def sample_files(root: Path) -> list[Path]:
 
 
 def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                sample = json.loads(line)
-                sample["doc"]["episode_json"], sample["episodes"]["trace"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise SamplesError(f"{path}:{lineno}: not a MemRiskBench sample line ({exc!r})") from exc
-            yield lineno, sample
+    for lineno, line in numbered_lines(path.read_text(encoding="utf-8")):
+        try:
+            sample = json.loads(line)
+            sample["doc"]["episode_json"], sample["episodes"]["trace"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SamplesError(
+                f"{path}:{lineno}: not a MemRiskBench sample line ({exc!r})"
+            ) from exc
+        yield lineno, sample
 
 
 def rescore_sample(sample: dict[str, Any], variant: str, expected: str) -> dict[str, Any]:

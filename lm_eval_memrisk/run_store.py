@@ -14,11 +14,13 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.harness.docs import to_rows
+from lm_eval_memrisk.jsonl import numbered_lines
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.sample_record import sample_metrics
 from lm_eval_memrisk.scorer import ScoreResult, score
@@ -26,7 +28,23 @@ from lm_eval_memrisk.trace import Trace
 
 
 def task_name(episode: Episode) -> str:
+    """The lm-eval task that logs ``episode``: ``memriskbench_r1`` ... ``memriskbench_r6``."""
     return f"memriskbench_{episode.risk.lower()}"
+
+
+def parse_traces(text: str, source: str) -> Iterator[tuple[int, Trace]]:
+    """``(line number, Trace)`` for each non-blank line of a traces.jsonl text.
+
+    A line that is not a trace raises :class:`MemriskError` naming ``source`` and the line.
+    """
+    for lineno, line in numbered_lines(text):
+        try:
+            trace = Trace.from_dict(json.loads(line))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise MemriskError(
+                f"{source}:{lineno}: not a trace ({type(exc).__name__}: {exc})"
+            ) from exc
+        yield lineno, trace
 
 
 class RunStore:
@@ -48,16 +66,10 @@ class RunStore:
         keep = raw[: raw.rfind(b"\n") + 1]  # a torn last line is dropped
         if len(keep) != len(raw):
             self.traces_path.write_bytes(keep)
-        done: dict[str, Trace] = {}
-        for lineno, line in enumerate(keep.decode("utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                trace = Trace.from_dict(json.loads(line))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise MemriskError(f"{self.traces_path}:{lineno}: not a trace ({exc!r})") from exc
-            done[trace.episode_id] = trace
-        return done
+        return {
+            trace.episode_id: trace
+            for _, trace in parse_traces(keep.decode("utf-8"), str(self.traces_path))
+        }
 
     def append(self, trace: Trace) -> None:
         with open(self.traces_path, "a", encoding="utf-8") as fh:
@@ -76,8 +88,9 @@ class RunStore:
             raise MemriskError(f"run incomplete: {len(missing)} episodes have no trace (e.g. {missing[0]})")
         results = [score(e, self.finished[e.id], variant=variant) for e in episodes]
         with open(self.out / "scores.jsonl", "w", encoding="utf-8") as fh:
-            for r in results:
-                fh.write(json.dumps(r.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+            fh.writelines(
+                json.dumps(r.to_dict(), ensure_ascii=False, sort_keys=True) + "\n" for r in results
+            )
         self._write_lm_eval_folder(episodes, dataset_hash, name, config)
         return results
 
@@ -93,8 +106,9 @@ class RunStore:
         results: dict[str, Any] = {}
         for task, samples in sorted(by_task.items()):
             with open(folder / f"samples_{task}_{stamp}.jsonl", "w", encoding="utf-8") as fh:
-                for s in samples:
-                    fh.write(json.dumps(s, ensure_ascii=False, sort_keys=True) + "\n")
+                fh.writelines(
+                    json.dumps(s, ensure_ascii=False, sort_keys=True) + "\n" for s in samples
+                )
             n = len(samples)
             results[task] = {"name": task, "alias": task, "sample_len": n, "episodes,none": n}
             for metric in ("pass", "score", "pass_safety_aware", "pass_original"):

@@ -13,17 +13,18 @@ is an infrastructure failure: it propagates and is never scored as a wrong answe
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from tqdm import tqdm
 
 from lm_eval_memrisk.checks import memory_used
 from lm_eval_memrisk.parse import parse_action
 from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.render import MemoryPolicy, render, visible_notes
+from lm_eval_memrisk.render import DecisionView, MemoryPolicy, decision_view, view_messages
 from lm_eval_memrisk.state import state_at
-from lm_eval_memrisk.trace import DecisionRecord, Step, Trace
+from lm_eval_memrisk.trace import DecisionRecord, StateSnapshot, Step, Trace
 
 Agent = Callable[..., str]
 
@@ -52,11 +53,16 @@ def decision_record(
     reply: str,
     visible: Sequence[str] = (),
     steps: Sequence[Step] = (),
+    state: StateSnapshot | None = None,
 ) -> DecisionRecord:
-    """Parse ``reply`` and record it with the ground-truth state at ``decision_id``."""
+    """Parse ``reply`` and record it with the ground-truth state at ``decision_id``.
+
+    ``state`` is that state when the caller has it already (``state_at`` otherwise).
+    """
     text = reply if isinstance(reply, str) else str(reply)
     action = parse_action(text)
-    state = state_at(episode, decision_id)
+    if state is None:
+        state = state_at(episode, decision_id)
     return DecisionRecord(
         decision_id=decision_id,
         messages=tuple(dict(m) for m in messages),
@@ -69,23 +75,48 @@ def decision_record(
     )
 
 
+@dataclass(frozen=True)
+class Prompt:
+    """One decision point's messages and the view they were rendered from."""
+
+    decision_id: str
+    messages: list[dict[str, str]]
+    view: DecisionView
+
+    def messages_copy(self) -> list[dict[str, str]]:
+        """Fresh message dicts for a caller that might change them (an agent, a model)."""
+        return [dict(m) for m in self.messages]
+
+
+def decision_prompts(episode: Episode, policy: MemoryPolicy | None = None) -> list[Prompt]:
+    """One :class:`Prompt` per decision point, in order (one replay each)."""
+    out = []
+    for dp in episode.decision_points:
+        view = decision_view(episode, dp.id, policy)
+        out.append(Prompt(dp.id, view_messages(episode.tools, view), view))
+    return out
+
+
 def prompts(episode: Episode, policy: MemoryPolicy | None = None) -> list[tuple[str, list[dict[str, str]]]]:
     """(decision id, messages) for every decision point, in order."""
-    return [(dp.id, render(episode, dp.id, policy)) for dp in episode.decision_points]
+    return [(p.decision_id, p.messages) for p in decision_prompts(episode, policy)]
 
 
-def trace_from_replies(
+def _trace(
     episode: Episode,
+    rendered: Sequence[Prompt],
     replies: Mapping[str, str],
     agent: str,
-    policy: MemoryPolicy | None = None,
-    mode: str = "scripted",
+    policy: MemoryPolicy | None,
+    mode: str,
 ) -> Trace:
-    """Build a trace from one reply per decision point (used by the lm-eval task)."""
-    records = []
-    for dp_id, messages in prompts(episode, policy):
-        visible = [i.id for i in visible_notes(episode, dp_id, policy)]
-        records.append(decision_record(episode, dp_id, messages, replies.get(dp_id, ""), visible))
+    records = [
+        decision_record(
+            episode, p.decision_id, p.messages, replies.get(p.decision_id, ""),
+            [i.id for i in p.view.notes], state=p.view.state,
+        )
+        for p in rendered
+    ]
     return Trace(
         episode_id=episode.id,
         episode_version=episode.version,
@@ -96,6 +127,17 @@ def trace_from_replies(
     )
 
 
+def trace_from_replies(
+    episode: Episode,
+    replies: Mapping[str, str],
+    agent: str,
+    policy: MemoryPolicy | None = None,
+    mode: str = "scripted",
+) -> Trace:
+    """Build a trace from one reply per decision point (used by the lm-eval task)."""
+    return _trace(episode, decision_prompts(episode, policy), replies, agent, policy, mode)
+
+
 def call_agent(agent: Agent, messages: list[dict[str, str]], episode: Episode, decision_id: str) -> str:
     if getattr(agent, "wants_episode", False):
         return agent(messages, episode=episode, decision_id=decision_id)
@@ -104,10 +146,11 @@ def call_agent(agent: Agent, messages: list[dict[str, str]], episode: Episode, d
 
 def run_episode(episode: Episode, agent: Agent, policy: MemoryPolicy | None = None) -> Trace:
     """Run ``agent`` once at every decision point of ``episode`` (scripted mode)."""
+    rendered = decision_prompts(episode, policy)
     replies: dict[str, Any] = {}
-    for dp_id, messages in prompts(episode, policy):
-        replies[dp_id] = call_agent(agent, messages, episode, dp_id)
-    return trace_from_replies(episode, replies, agent_name(agent), policy)
+    for p in rendered:
+        replies[p.decision_id] = call_agent(agent, p.messages_copy(), episode, p.decision_id)
+    return _trace(episode, rendered, replies, agent_name(agent), policy, "scripted")
 
 
 def run_scripted(
@@ -125,15 +168,20 @@ def run_scripted(
     bar = tqdm(total=len(episodes), desc=f"scripted {agent}", unit="ep", disable=not progress)
     for start in range(0, len(episodes), chunk):
         batch = episodes[start : start + chunk]
-        requests = [Request(ep, dp_id, msgs) for ep in batch for dp_id, msgs in prompts(ep, policy)]
+        rendered = [decision_prompts(ep, policy) for ep in batch]
+        requests = [
+            Request(ep, p.decision_id, p.messages_copy())
+            for ep, ep_prompts in zip(batch, rendered)
+            for p in ep_prompts
+        ]
         replies = generate(requests)
         if len(replies) != len(requests):
             raise RuntimeError(f"model returned {len(replies)} replies for {len(requests)} requests")
         by_episode: dict[str, dict[str, str]] = {}
         for req, reply in zip(requests, replies):
             by_episode.setdefault(req.episode.id, {})[req.decision_id] = reply
-        for ep in batch:
-            trace = trace_from_replies(ep, by_episode.get(ep.id, {}), agent, policy)
+        for ep, ep_prompts in zip(batch, rendered):
+            trace = _trace(ep, ep_prompts, by_episode.get(ep.id, {}), agent, policy, "scripted")
             traces.append(trace)
             if on_trace is not None:
                 on_trace(trace)

@@ -8,7 +8,8 @@ log, constraint state, message log) plus the active scopes.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from lm_eval_memrisk.records import Episode, Event
 from lm_eval_memrisk.trace import (

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from lm_eval_memrisk.records import RISKS
 from lm_eval_memrisk.scorer import SCORER_VERSION, ScoreResult
@@ -11,7 +12,7 @@ from lm_eval_memrisk.scorer import SCORER_VERSION, ScoreResult
 def signature(dataset_hash: str, variant: str = "default", expected: str = "revised",
               policy: str = "full", mode: str = "scripted", agent: str | None = None) -> str:
     """sacrebleu-style signature of every setting that moves a number."""
-    parts = [f"memrisk:v1", f"data={dataset_hash}", f"scorer={SCORER_VERSION}", f"variant={variant}"]
+    parts = ["memrisk:v1", f"data={dataset_hash}", f"scorer={SCORER_VERSION}", f"variant={variant}"]
     if expected != "revised":
         parts.append(f"expected={expected}")
     parts += [f"policy={policy}", f"mode={mode}"]
@@ -47,9 +48,3 @@ def format_table(summary: dict[str, Any]) -> str:
                  f"{(summary['passed'] / summary['n'] if summary['n'] else 0):>11.3f}")
     lines.append(f"mean score {summary['score']:.3f}   {summary['signature']}")
     return "\n".join(lines)
-
-
-def iter_jsonl_lines(lines: Iterable[str]) -> Iterable[tuple[int, str]]:
-    for lineno, line in enumerate(lines, start=1):
-        if line.strip():
-            yield lineno, line

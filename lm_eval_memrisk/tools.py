@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from lm_eval_memrisk.records import Tool
 
-__all__ = ["call_tool", "validate_arguments", "result_id"]
+__all__ = ["call_tool", "result_id", "validate_arguments"]
 
 _MAX_DEPTH = 32
 

@@ -6,8 +6,9 @@ can be re-scored without a model.  ``to_dict``/``from_dict`` give the JSON form.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 ActionKind = Literal["tool_call", "answer", "clarification", "invalid"]
 ItemStatus = Literal["active", "superseded", "revoked"]
@@ -153,7 +154,7 @@ class Trace:
         return None
 
     @staticmethod
-    def from_dict(data: Mapping[str, Any]) -> "Trace":
+    def from_dict(data: Mapping[str, Any]) -> Trace:
         return Trace(
             episode_id=data["episode_id"],
             episode_version=data["episode_version"],

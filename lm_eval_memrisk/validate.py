@@ -24,6 +24,8 @@ from typing import Any
 from lm_eval_memrisk.errors import EpisodeFormatError
 from lm_eval_memrisk.records import (
     CHECK_KINDS,
+    CHECK_PAYLOAD_FIELDS,
+    EVENT_PAYLOAD_FIELDS,
     EVENT_TYPES,
     RESOLUTION_RULES,
     RISKS,
@@ -60,21 +62,6 @@ EVENT_PAYLOAD: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "summary": (("item",), ("text",)),
     "decision_point": (("checks", "reference"), ("naive", "terminal_tool")),
 }
-_PAYLOAD_FIELDS = (
-    "text",
-    "item",
-    "supersedes",
-    "target",
-    "tool",
-    "arguments",
-    "result",
-    "constraint",
-    "scopes",
-    "checks",
-    "reference",
-    "naive",
-    "terminal_tool",
-)
 
 #: check kind -> (required fields, optional fields); memory_* need at least one selector.
 CHECK_FIELDS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -89,18 +76,6 @@ CHECK_FIELDS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "constraint_not_violated": (("constraint",), ()),
     "constraint_violated": (("constraint",), ()),
 }
-_CHECK_PAYLOAD = (
-    "value",
-    "pattern",
-    "tool",
-    "argument",
-    "expected",
-    "expected_original",
-    "item",
-    "status",
-    "scope",
-    "constraint",
-)
 _MEM_SELECTORS = ("item", "status", "scope")
 _PLACEHOLDER = re.compile(r"\{\{mem:([^{}]+)\}\}")  # as in agents.PLACEHOLDER
 
@@ -281,7 +256,7 @@ def _check_problems(
         # tool_arg_equals may legitimately expect an empty argument value
         if not (_present(value) or (name == "expected" and value == "")):
             yield f"{fld}.{name}", f"missing: check kind '{check.kind}' needs '{name}'"
-    for name in _CHECK_PAYLOAD:
+    for name in CHECK_PAYLOAD_FIELDS:
         if name not in required and name not in optional and _is_set(getattr(check, name)):
             yield f"{fld}.{name}", f"not used by check kind '{check.kind}'"
     if check.kind in ("memory_used", "memory_not_used") and not any(
@@ -421,7 +396,7 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
                 continue  # reported below with a specific message
             if not _present(getattr(ev, name)):
                 yield f"{fld}.{name}", f"missing: a {ev.type} event needs '{name}'"
-        for name in _PAYLOAD_FIELDS:
+        for name in EVENT_PAYLOAD_FIELDS:
             if name not in required and name not in optional and _is_set(getattr(ev, name)):
                 yield f"{fld}.{name}", f"not used by event type '{ev.type}'"
 

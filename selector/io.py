@@ -12,7 +12,6 @@ never by file order.  Bad input raises :class:`SamplesError` naming the file and
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lm_eval_memrisk.errors import SamplesError
+from lm_eval_memrisk.jsonl import read_sample_objects
 
 TIERS: tuple[str, ...] = ("easy", "medium", "hard")
 #: Structural episode features read from ``episodes.features`` (written by the harness).
@@ -224,22 +224,7 @@ def parse_line(data: Any, task: str, pass_key: str, where: str) -> _Row:
 
 def read_samples_file(path: Path, task: str, pass_key: str) -> list[_Row]:
     """Parsed lines of one samples file (blank lines and non-'none' filters skipped)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SamplesError(f"{path}: cannot read samples file: {exc}") from exc
-    rows = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise _fail(where, f"not valid JSON ({exc.msg}, column {exc.colno})") from exc
-        if isinstance(data, dict) and data.get("filter", "none") != "none":
-            continue
-        rows.append(parse_line(data, task, pass_key, where))
+    rows = [parse_line(data, task, pass_key, where) for where, data in read_sample_objects(path)]
     if not rows:
         raise SamplesError(f"{path}: no sample lines")
     return rows

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import gzip
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from lm_eval_memrisk.errors import SamplesError
 
@@ -43,9 +43,12 @@ def pack(run_dirs: Iterable[Path], dest: Path = REFERENCE_DIR) -> list[Path]:
             if not sample.name.startswith(_MAIN):
                 continue
             out = target / (sample.name + ".gz")
-            with open(sample, "rb") as src, open(out, "wb") as raw:
-                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
-                    shutil.copyfileobj(src, gz)
+            with (
+                open(sample, "rb") as src,
+                open(out, "wb") as raw,
+                gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz,
+            ):
+                shutil.copyfileobj(src, gz)
             written.append(out)
     return written
 

@@ -35,7 +35,8 @@ DEFINITIONS: tuple[str, ...] = (
 )
 
 
-def _g(x: float) -> str:
+def _num(x: float) -> str:
+    """A number in its shortest general form (``0.2``, ``1000``)."""
     return format(x, "g")
 
 
@@ -56,8 +57,8 @@ def signature(m: RunMatrix, s: Settings) -> str:
     held = "all" if s.held_out is None else ",".join(sorted(s.held_out))
     parts = [
         SIGNATURE_PREFIX, f"data={m.dataset_hash}", f"scorer={m.scorer_version}", f"variant={m.variant}",
-        f"alpha={_g(w.alpha)}", f"beta={_g(w.beta)}", f"gamma={_g(w.gamma)}", f"high_risk_k={w.high_risk_k}",
-        f"fraction={_g(s.fraction)}", f"fractions={','.join(_g(f) for f in s.all_fractions())}",
+        f"alpha={_num(w.alpha)}", f"beta={_num(w.beta)}", f"gamma={_num(w.gamma)}", f"high_risk_k={w.high_risk_k}",
+        f"fraction={_num(s.fraction)}", f"fractions={','.join(_num(f) for f in s.all_fractions())}",
         f"bootstrap={s.bootstrap}", f"seed={s.seed}", f"held_out={held}",
         f"systems={len(m.systems)}", f"runs={runs_fingerprint(m)}",
     ]
@@ -134,14 +135,15 @@ def report_doc(r: PipelineResult) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- markdown
 
 
-def _f(x: float) -> str:
+def _fixed3(x: float) -> str:
+    """A metric with three decimals (``-0.000`` printed as ``0.000``)."""
     return f"{0.0 if abs(x) < 5e-4 else x:.3f}"
 
 
 def _cell(v: dict[str, float]) -> str:
     if "point" in v:
-        return _f(v["point"])
-    return f"{_f(v['mean'])} [{_f(v['lo'])}, {_f(v['hi'])}]"
+        return _fixed3(v["point"])
+    return f"{_fixed3(v['mean'])} [{_fixed3(v['lo'])}, {_fixed3(v['hi'])}]"
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -155,7 +157,7 @@ def render_markdown(r: PipelineResult) -> str:
     out = ["# MemRiskBench risk-preserving subset", "", f"`{doc['signature']}`", "",
            (f"{len(m.episode_ids)} episodes x {len(m.systems)} systems ({', '.join(m.systems)}); "
            f"risks {', '.join(m.risk_names)}; variant {m.variant}."), "",
-           f"Subset at {_g(s.fraction)}: {len(r.subset)} episodes; per risk "
+           f"Subset at {_num(s.fraction)}: {len(r.subset)} episodes; per risk "
            + ", ".join(f"{k} {v}" for k, v in doc["subset"]["risk_counts"].items()) + ".", ""]
     out += ["## Method comparison (paper §6.5)", "",
             ("Stochastic methods: mean [95% percentile interval] over "
@@ -168,28 +170,28 @@ def render_markdown(r: PipelineResult) -> str:
             row = next(x for x in r.comparison if x["method"] == method and x["fraction"] == f)
             rows.append([method + (" (ours)" if method == "Risk-Preserving" else "")]
                         + [_cell(row[k]) for k in METRICS])
-        out += [f"### {_g(round(f * 100, 6))}% subset ({_size(r, f)} episodes)", ""]
+        out += [f"### {_num(round(f * 100, 6))}% subset ({_size(r, f)} episodes)", ""]
         out += _table(header, rows) + [""]
     out += ["## Feature ablation (Risk-Preserving, one family dropped)", ""]
-    rows = [[row["dropped"] if row["dropped"] == "none" else "− " + row["dropped"], _g(row["fraction"])]
-            + [_f(row[k]) for k in METRICS] for row in r.ablation]
+    rows = [[row["dropped"] if row["dropped"] == "none" else "− " + row["dropped"], _num(row["fraction"])]
+            + [_fixed3(row[k]) for k in METRICS] for row in r.ablation]
     out += _table(["Dropped", "Fraction"] + [METRIC_TITLES[k] for k in METRICS], rows) + [""]
-    out += [f"## Held-out system (select without it at {_g(s.fraction)}; features leave-one-system-out)", ""]
-    rows = [[h["system"], _f(h["spearman_reference"]), _f(h["spearman_all"]), _f(h["pass_subset"]),
-             _f(h["pass_full"]), _g(h["rank_subset"]), _g(h["rank_full"]), _f(h["high_risk_subset"]),
-             _f(h["high_risk_full"]), _f(h["risk_coverage"])] for h in r.held_out]
+    out += [f"## Held-out system (select without it at {_num(s.fraction)}; features leave-one-system-out)", ""]
+    rows = [[h["system"], _fixed3(h["spearman_reference"]), _fixed3(h["spearman_all"]), _fixed3(h["pass_subset"]),
+             _fixed3(h["pass_full"]), _num(h["rank_subset"]), _num(h["rank_full"]), _fixed3(h["high_risk_subset"]),
+             _fixed3(h["high_risk_full"]), _fixed3(h["risk_coverage"])] for h in r.held_out]
     out += _table(["Held out", "ρ (others)", "ρ (all)", "Pass subset", "Pass full", "Rank subset",
                    "Rank full", "High-risk subset", "High-risk full", "Risk Cov."], rows) + [""]
     if r.drift is not None:
         d = r.drift
         verdict = "rank preserved" if d["rank_preserved"] else "DRIFT: the subset ranks it differently"
         out += ["## Drift check", "",
-                (f"New system {d['system']}: rank {_g(d['rank_subset'])} of {d['n_systems']} on the subset vs "
-                f"{_g(d['rank_full'])} on the full set ({verdict}); pass {_f(d['pass_subset'])} "
-                f"[{_f(d['pass_subset_lo'])}, {_f(d['pass_subset_hi'])}] on the subset vs {_f(d['pass_full'])} "
-                f"on the full set; ρ over all systems {_f(d['spearman_all'])}."), ""]
+                (f"New system {d['system']}: rank {_num(d['rank_subset'])} of {d['n_systems']} on the subset vs "
+                f"{_num(d['rank_full'])} on the full set ({verdict}); pass {_fixed3(d['pass_subset'])} "
+                f"[{_fixed3(d['pass_subset_lo'])}, {_fixed3(d['pass_subset_hi'])}] on the subset vs {_fixed3(d['pass_full'])} "
+                f"on the full set; ρ over all systems {_fixed3(d['spearman_all'])}."), ""]
     out += ["## Per-(system, risk) pass rates (Wilson 95%)", ""]
-    rows = [[c["model"], c["risk"], f"{c['passes']}/{c['n']}", _f(c["rate"]), f"[{_f(c['lo'])}, {_f(c['hi'])}]"]
+    rows = [[c["model"], c["risk"], f"{c['passes']}/{c['n']}", _fixed3(c["rate"]), f"[{_fixed3(c['lo'])}, {_fixed3(c['hi'])}]"]
             for c in doc["per_system_risk"]]
     out += _table(["System", "Risk", "Passes", "Rate", "95% CI"], rows) + [""]
     out += ["## Definitions", ""] + [f"- {d}" for d in DEFINITIONS] + [""]

@@ -144,3 +144,65 @@ def test_cli_compare_over_seeds(tmp_path: Path) -> None:
     assert len(report["runs"]) == 9 and all(r["executed"] == 8 for r in report["runs"])
     pytest.importorskip("matplotlib")
     assert (out / "budget_curve.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow
+def test_found_set_runs_as_an_lm_eval_task(tmp_path: Path) -> None:
+    """found.jsonl loads through the tasks' ``episodes`` dataset option: the oracle
+    passes every found episode and the system under test (stale) fails every one."""
+    import subprocess
+    import sys
+
+    episodes = _write_seeds(tmp_path / "seeds.jsonl")
+    out = tmp_path / "fz"
+    assert (
+        main(
+            [
+                "fuzz",
+                "--agent",
+                "stale",
+                "--episodes",
+                str(episodes),
+                "--budget",
+                "10",
+                "--seed",
+                "0",
+                "--risk",
+                "R1",
+                "--out",
+                str(out),
+                "--json",
+            ]
+        )
+        == 0
+    )
+    found = load_episodes(out / "found.jsonl", track="all")
+    r1 = [e for e in found if e.risk == "R1"]
+    assert r1
+    meta = json.dumps({"episodes": str(out / "found.jsonl")})
+    for agent, expected in (("oracle", 1.0), ("stale", 0.0)):
+        res = tmp_path / agent
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "lm_eval",
+                "--model",
+                "memrisk-agent",
+                "--model_args",
+                f"agent={agent}",
+                "--tasks",
+                "memriskbench_r1",
+                "--metadata",
+                meta,
+                "--output_path",
+                str(res),
+            ],
+            check=True,
+            timeout=600,
+            capture_output=True,
+        )
+        (result_file,) = res.rglob("results_*.json")
+        metrics = json.loads(result_file.read_text())["results"]["memriskbench_r1"]
+        assert metrics["episodes,none"] == len(r1)
+        assert metrics["pass,none"] == expected

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 HELP = "run lm_eval with the same flags, indexing only the MemRiskBench tasks (fast start)"
 

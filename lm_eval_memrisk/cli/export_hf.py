@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lm_eval_memrisk.cli._shared import add_episodes_argument
+
 HELP = "write the episodes as a Hugging Face Hub-ready dataset folder (configs r1..r6, tiers, all)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("out_dir")
-    p.add_argument("--episodes", help="episode JSONL file (default: the shipped dataset)")
+    add_episodes_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,12 +11,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lm_eval_memrisk.cli._shared import add_scoring_arguments
+
 HELP = "print per-risk pass rates of lm-eval/memrisk run folders side by side"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dirs", nargs="+", type=Path, help="lm_eval --output_path or memrisk run --out folders")
-    p.add_argument("--variant", default="default", choices=("default", "safety_aware"))
+    add_scoring_arguments(p)
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
 

@@ -6,13 +6,14 @@ import argparse
 import json
 from pathlib import Path
 
+from lm_eval_memrisk.cli._shared import add_scoring_arguments
+
 HELP = "re-score lm-eval --log_samples output under another variant; writes new files and prints an audit"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("output_dir", help="an lm_eval --output_path folder")
-    p.add_argument("--variant", default="default", choices=("default", "safety_aware"))
-    p.add_argument("--expected", default="revised", choices=("revised", "original"))
+    add_scoring_arguments(p, expected=True)
     p.add_argument("--json", action="store_true", help="print the audit as JSON")
 
 

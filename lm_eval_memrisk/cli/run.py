@@ -7,10 +7,10 @@ agent's replies and tool results forward (see lm_eval_memrisk.interactive).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
+from lm_eval_memrisk.cli._shared import add_episodes_argument, add_scoring_arguments, print_summary
 from lm_eval_memrisk.errors import MemriskError
 
 HELP = "run an agent or lm-eval model over the episodes; write traces, scores and lm-eval style samples"
@@ -27,13 +27,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", type=int, default=4, help="interactive: model calls per decision point")
     p.add_argument("--memory-policy", default="full", help="full | recency:K | bm25:K | embedding:K | mem0:K | reference:K | reference-embedding:K")
     p.add_argument("--no-chat-template", action="store_true", help="send flattened transcripts")
-    p.add_argument("--episodes", help="episode JSONL file (default: the shipped dataset)")
+    add_episodes_argument(p)
     p.add_argument("--track", default="main", choices=("main", "r6", "all"))
     p.add_argument("--risk", help="only this risk, e.g. R3")
     p.add_argument("--limit", type=int, help="only the first N episodes")
     p.add_argument("--out", help="output folder (traces.jsonl, scores.jsonl, lm-eval style samples)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
-    p.add_argument("--variant", default="default", choices=("default", "safety_aware"))
+    add_scoring_arguments(p)
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
@@ -47,7 +47,7 @@ def _generate(args: argparse.Namespace) -> tuple[Any, str, dict[str, Any], bool]
     from lm_eval_memrisk.harness.lm_adapter import lm_generate, load_lm
 
     lm = load_lm(args.model, args.model_args)
-    info = dict(getattr(lm, "get_model_info", lambda: {})() or {})
+    info = dict(getattr(lm, "get_model_info", dict)() or {})
     name = (args.model + "-" + args.model_args.replace("=", "-").replace(",", "_")).strip("-")
     config = {"model": args.model, "model_args": args.model_args, **info}
     return lm_generate(lm, apply_chat_template=not args.no_chat_template), name, config, args.model == "llama-cpp"
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from lm_eval_memrisk.run_store import RunStore
     from lm_eval_memrisk.runner import run_scripted
     from lm_eval_memrisk.scorer import score
-    from lm_eval_memrisk.summary import format_table, signature, summarize
+    from lm_eval_memrisk.summary import signature
 
     if args.resume and not args.out:
         raise MemriskError("--resume needs --out (the folder of the interrupted run)")
@@ -91,7 +91,6 @@ def run(args: argparse.Namespace) -> int:
         by_id = {t.episode_id: t for t in traces}
         results = [score(e, by_id[e.id], variant=args.variant) for e in episodes]
     sig = signature(dataset_hash, variant=args.variant, policy=args.memory_policy, mode=args.mode, agent=name)
-    summary = summarize(results, args.variant, sig)
-    print(json.dumps(summary, sort_keys=True) if args.json else format_table(summary))
+    print_summary(results, args.variant, sig, args.json)
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from lm_eval_memrisk.cli._shared import add_episodes_argument
 from lm_eval_memrisk.errors import MemriskError
 
 HELP = "print the messages an agent sees at each decision point of an episode"
@@ -12,7 +13,7 @@ HELP = "print the messages an agent sees at each decision point of an episode"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("episode_id")
-    p.add_argument("--episodes", help="episode JSONL file (default: the shipped dataset)")
+    add_episodes_argument(p)
     p.add_argument("--json", action="store_true", help="print the messages as JSON")
 
 

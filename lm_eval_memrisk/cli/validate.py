@@ -26,11 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON report on stdout")
 
 
-def _summary(scan: FileScan) -> str:
+def _episode_count(scan: FileScan, adjective: str = "") -> str:
+    """``N [adjective ]episode(s) (main M, r6 K)``."""
     counts = scan.track_counts()
     n = len(scan.episodes)
     plural = "s" if n != 1 else ""
-    return f"{n} episode{plural} (main {counts['main']}, r6 {counts['r6']}) in {scan.path}"
+    return f"{n} {adjective}episode{plural} (main {counts['main']}, r6 {counts['r6']})"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0 if scan.ok else 1
     if scan.ok:
-        print(f"OK: {_summary(scan)}")
+        print(f"OK: {_episode_count(scan)} in {scan.path}")
         return 0
     if not scan.problems:
         print(f"error: {scan.path}: no episodes found (the file is empty)", file=sys.stderr)
@@ -79,10 +80,9 @@ def run(args: argparse.Namespace) -> int:
     if hidden > 0:
         print(f"... and {hidden} more (use --json to list all)", file=sys.stderr)
     n = len(scan.problems)
-    counts, k = scan.track_counts(), len(scan.episodes)
     print(
-        f"FAILED: {n} problem{'s' if n != 1 else ''} in {scan.path}; {k} valid "
-        f"episode{'s' if k != 1 else ''} (main {counts['main']}, r6 {counts['r6']})",
+        f"FAILED: {n} problem{'s' if n != 1 else ''} in {scan.path}; "
+        f"{_episode_count(scan, 'valid ')}",
         file=sys.stderr,
     )
     return 1

@@ -1,8 +1,9 @@
 """One fuzzing run: a strategy, a seed and a budget of mutant executions.
 
-Loop: the strategy picks a corpus entry and an operator order; the first operator
-that applies makes a mutant; an already-seen mutant id is skipped; the mutant is
-validated (rejects are counted by reason, never executed); valid mutants are run in
+Loop: the strategy picks a corpus entry and an operator order; operators are tried
+in that order, an already-seen mutant id is skipped, every mutant made is validated
+(rejects are counted by reason, never executed) and the strategy picks one of the
+first ``strategy.candidates`` valid ones (by static coverage); chosen mutants are run in
 batches on the system under test together with any parent not run yet; each run
 mutant feeds coverage and divergence back to the strategy, and is judged for the
 report.  The budget counts executed mutants only.
@@ -19,9 +20,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from lm_eval_memrisk.fuzz.coverage import Point, divergence, points, universe_size
+from lm_eval_memrisk.fuzz.coverage import Point, divergence, points, static_keys, universe_size
 from lm_eval_memrisk.fuzz.execute import Executor, judge, last_record
-from lm_eval_memrisk.fuzz.guidance import Entry, make_strategy
+from lm_eval_memrisk.fuzz.guidance import Entry, StaticKey, Strategy, make_strategy
 from lm_eval_memrisk.fuzz.mutate import Mutant, mutate
 from lm_eval_memrisk.fuzz.seeds import Seed
 from lm_eval_memrisk.fuzz.validate_mutant import check_mutant
@@ -143,26 +144,12 @@ def run_campaign(
     limit = ATTEMPTS_PER_EXECUTION * max(budget, 1)
     while len(result.executed) < budget and result.attempts < limit:
         pending: list[tuple[Entry, Mutant]] = []
+        planned: set[StaticKey] = set()
         while len(pending) < min(batch, budget - len(result.executed)) and result.attempts < limit:
             result.attempts += 1
-            entry, ops = search.choose()
-            mutant = None
-            for op in ops:
-                mutant = mutate(entry.episode, entry.exp, op, rng, entry.chain)
-                if mutant is not None:
-                    break
-                result.inapplicable += 1
-            if mutant is None:
-                continue
-            if mutant.id in seen:
-                result.duplicates += 1
-                continue
-            seen.add(mutant.id)
-            verdict = check_mutant(mutant.episode)
-            if not verdict.ok:
-                result.rejected[verdict.reason] += 1
-                continue
-            pending.append((entry, mutant))
+            mutant = _next_mutant(search, rng, seen, result, planned)
+            if mutant is not None:
+                pending.append(mutant)
         if pending:
             _execute(pending, executor, search, result)
             bar.update(len(pending))
@@ -173,6 +160,44 @@ def run_campaign(
     result.model_calls = executor.calls - calls_before
     result.seconds = time.monotonic() - started
     return result
+
+
+def _next_mutant(
+    search: Strategy,
+    rng: random.Random,
+    seen: set[str],
+    result: RunResult,
+    planned: set[StaticKey],
+) -> tuple[Entry, Mutant] | None:
+    """Choose an entry, make up to ``search.candidates`` valid mutants, pick one.
+
+    ``planned`` holds the static keys of mutants chosen but not run yet (same batch).
+    """
+    entry, ops = search.choose()
+    found: list[Mutant] = []
+    for op in ops:
+        if len(found) >= search.candidates:
+            break
+        mutant = mutate(entry.episode, entry.exp, op, rng, entry.chain)
+        if mutant is None:
+            result.inapplicable += 1
+        elif mutant.id in seen or any(m.id == mutant.id for m in found):
+            result.duplicates += 1
+        else:
+            verdict = check_mutant(mutant.episode)
+            if verdict.ok:
+                found.append(mutant)
+            else:
+                seen.add(mutant.id)
+                result.rejected[verdict.reason] += 1
+    if not found:
+        return None
+    keys = [static_keys(m.episode, m.exp, m.op) for m in found]
+    best = search.pick(keys, {p[:4] for p in result.coverage} | planned)
+    chosen = found[best]
+    planned |= keys[best]
+    seen.add(chosen.id)
+    return entry, chosen
 
 
 def _execute(

@@ -41,6 +41,15 @@ def points(episode: Episode, exp: Expectation, op: str, rec: DecisionRecord) -> 
     )
 
 
+def static_keys(
+    episode: Episode, exp: Expectation, op: str
+) -> frozenset[tuple[str, str, str, str]]:
+    """The (risk, check kind, operator, role) part of a mutant's points, known before it runs."""
+    role = roles(episode, exp)
+    kinds = {c.kind for c in episode.decision_points[-1].checks}
+    return frozenset((episode.risk, k, op, r) for k in kinds for r in role.values())
+
+
 def universe(seed_pairs: Iterable[tuple[str, str]]) -> frozenset[tuple[str, str, str]]:
     """Reachable (operator, risk, check kind) triples; × roles × states = the universe.
 

@@ -1,12 +1,17 @@
 """Search strategies: which checkpoint to mutate next and with which operators.
 
-* ``guided`` — an energy/priority queue over a growing corpus.  A mutant that adds
-  coverage points or behaves differently from its parent (divergence) joins the
-  corpus with energy 1 + gain and gives its parent more energy; the entry with the
-  highest ``energy / (1 + picks)`` is mutated next.  Operators are drawn (seeded,
-  without replacement) with weight ``(1 + gain) / (1 + uses)``; unused ones first.
-* ``coverage`` — the same with gain = new coverage points only (no divergence).
-* ``random`` — a uniformly random seed and a random operator order; no feedback.
+* ``guided`` — an energy/priority queue over a growing corpus.  gain =
+  log(1 + new coverage points) + divergence from the parent's behaviour.  A mutant
+  with gain > 0 joins the corpus with energy 1 + gain and gives its parent
+  gain / 2 more; the entry with the highest ``energy / (1 + picks)`` is mutated
+  next.  Operators are drawn (seeded, without replacement) with weight
+  ``(1 + gain) / (1 + uses)``, unused ones first; of the first
+  :data:`CANDIDATES` valid mutants (validation is cheap, execution is not) the one
+  whose static coverage keys (risk, check kind, operator, role) are least covered
+  so far is executed.
+* ``coverage`` — the same with gain = coverage only (no divergence).
+* ``random`` — a uniformly random seed, a random operator order, the first valid
+  mutant; no feedback.
 
 Feedback is coverage and divergence only: pass/fail labels never reach a strategy.
 """
@@ -26,6 +31,9 @@ from lm_eval_memrisk.trace import DecisionRecord
 
 STRATEGIES = ("guided", "random", "coverage")
 UNUSED_WEIGHT = 3.0
+#: Valid mutants a guided strategy compares before executing one.
+CANDIDATES = 4
+StaticKey = tuple[str, str, str, str]
 
 
 @dataclass(eq=False)
@@ -48,6 +56,8 @@ class Entry:
 
 class Strategy:
     name = "base"
+    candidates = 1
+    """How many valid mutants :meth:`pick` chooses from."""
 
     def __init__(self, seeds: Sequence[Entry], rng: random.Random, max_depth: int = 3):
         self.rng = rng
@@ -56,6 +66,10 @@ class Strategy:
 
     def choose(self) -> tuple[Entry, list[str]]:
         raise NotImplementedError
+
+    def pick(self, keys: Sequence[frozenset[StaticKey]], covered: set[StaticKey]) -> int:
+        """Index of the candidate to execute, given each one's static coverage keys."""
+        return 0
 
     def feedback(
         self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float
@@ -78,6 +92,7 @@ class Guided(Strategy):
 
     name = "guided"
     use_divergence = True
+    candidates = CANDIDATES
 
     def __init__(self, seeds: Sequence[Entry], rng: random.Random, max_depth: int = 3):
         super().__init__(seeds, rng, max_depth)
@@ -102,10 +117,13 @@ class Guided(Strategy):
         )
         return entry, keyed
 
+    def pick(self, keys: Sequence[frozenset[StaticKey]], covered: set[StaticKey]) -> int:
+        return max(range(len(keys)), key=lambda n: (len(keys[n] - covered), -n))
+
     def feedback(
         self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float
     ) -> None:
-        gain = new_points + (divergence if self.use_divergence else 0.0)
+        gain = math.log1p(new_points) + (divergence if self.use_divergence else 0.0)
         self.uses[op] += 1
         self.gain[op] += gain
         parent.energy += 0.5 * gain

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from lm_eval_memrisk.generator.build import default_counts, generate, scaled_counts, write_dataset
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED

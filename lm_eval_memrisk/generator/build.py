@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
-from typing import Mapping
+from collections.abc import Mapping
 
 from lm_eval_memrisk.codec import dumps_episode
 from lm_eval_memrisk.errors import MemriskError
@@ -276,5 +276,4 @@ def generate(seed: int = DEFAULT_SEED, counts: Counts | None = None) -> list[Epi
 def write_dataset(path: str | os.PathLike[str], episodes: list[Episode]) -> None:
     """One canonical JSON line per episode (``codec.dumps_episode``), ``\\n``-terminated."""
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        for episode in episodes:
-            fh.write(dumps_episode(episode) + "\n")
+        fh.writelines(dumps_episode(episode) + "\n" for episode in episodes)

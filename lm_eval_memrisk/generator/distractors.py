@@ -64,8 +64,10 @@ CHATTER: tuple[tuple[str, str], ...] = (
     ),
     (
         "Is it going to rain in {{ city }} this weekend, do you think?",
-        "I can't see a live forecast from here, but {{ city }} weather is changeable — pack a "
-        "jacket.",
+        (
+            "I can't see a live forecast from here, but {{ city }} weather is changeable — pack a "
+            "jacket."
+        ),
     ),
     (
         "How long should I boil an egg for a runny yolk?",

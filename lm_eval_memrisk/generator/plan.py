@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from lm_eval_memrisk.generator.people import Persona, Workspace
 from lm_eval_memrisk.records import Check, Constraint, Event, MemoryItem

@@ -8,8 +8,9 @@ in a variable name fails loudly instead of producing an empty string.
 from __future__ import annotations
 
 import random
-from functools import lru_cache
-from typing import Any, Sequence
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
 
 from jinja2 import StrictUndefined, Template
 from jinja2.sandbox import SandboxedEnvironment
@@ -19,7 +20,7 @@ _ENV = SandboxedEnvironment(
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compile(source: str) -> Template:
     return _ENV.from_string(source)
 

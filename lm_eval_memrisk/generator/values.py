@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 import string
-from typing import Callable
+from collections.abc import Callable
 
 from lm_eval_memrisk.generator import pools
 from lm_eval_memrisk.generator.people import Persona, Workspace, slugify

@@ -6,7 +6,8 @@ seed); none of this depends on the scorer, only on the canonical normaliser.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from lm_eval_memrisk.generator.plan import DecisionSpec
 from lm_eval_memrisk.normalize import contains_value, normalize

@@ -20,9 +20,10 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 from tqdm import tqdm
 
-from lm_eval_memrisk.agents import AGENT_NAMES, get_agent
+from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.harness.docs import episode_of
-from lm_eval_memrisk.runner import call_agent, prompts
+from lm_eval_memrisk.render import render
+from lm_eval_memrisk.runner import call_agent
 
 _LM_EVAL_KWARGS = ("batch_size", "max_batch_size", "device")
 
@@ -64,8 +65,8 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
         out = []
         for req in tqdm(requests, disable=disable_tqdm, desc=f"memrisk-agent {self.agent_name}"):
             episode = episode_of(req.doc)
-            dp_id, messages = prompts(episode)[req.idx]
-            out.append(call_agent(self.agent, messages, episode, dp_id))
+            dp_id = episode.decision_points[req.idx].id  # render only this decision point
+            out.append(call_agent(self.agent, render(episode, dp_id), episode, dp_id))
         return out
 
     def _generate_fn(self) -> Any:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from lm_eval_memrisk.codec import dumps_episode
 from lm_eval_memrisk.errors import MemriskError
@@ -22,19 +23,26 @@ SUBSET_DIR = Path(__file__).resolve().parent.parent / "data"
 
 def fingerprint(episodes: Iterable[Episode]) -> str:
     """Dataset hash: sha256 over the canonical lines of all episodes, sorted by id."""
-    lines = sorted(dumps_episode(e) for e in episodes)
-    return "sha256:" + hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()[:16]
+    return _fingerprint_of_lines([dumps_episode(e) for e in episodes])
+
+
+def _fingerprint_of_lines(lines: Iterable[str]) -> str:
+    """:func:`fingerprint` from the episodes' canonical lines (``codec.dumps_episode``)."""
+    text = "\n".join(sorted(lines))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def to_rows(episodes: Sequence[Episode], dataset_hash: str | None = None) -> list[dict[str, str]]:
-    h = dataset_hash or fingerprint(episodes)
+    """One doc row per episode (see :data:`COLUMNS`); the hash defaults to their fingerprint."""
+    lines = [dumps_episode(e) for e in episodes]  # serialised once, for the hash and the rows
+    h = dataset_hash or _fingerprint_of_lines(lines)
     return [
         {
             "episode_id": e.id, "risk": e.risk, "tier": e.tier, "track": e.track,
             "family": e.family, "version": e.version, "dataset_hash": h,
-            "episode_json": dumps_episode(e),
+            "episode_json": line,
         }
-        for e in episodes
+        for e, line in zip(episodes, lines)
     ]
 
 

@@ -7,12 +7,13 @@ lm_eval; ``lm_generate`` turns it into the batch ``Generate`` function of
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.harness.docs import to_rows
-from lm_eval_memrisk.runner import Generate, Request
 from lm_eval_memrisk.render import flatten
+from lm_eval_memrisk.runner import Generate, Request
 
 DEFAULT_GEN_KWARGS: dict[str, Any] = {
     "until": ["\nUSER:", "<|im_end|>", "<|endoftext|>", "<|eot_id|>"],

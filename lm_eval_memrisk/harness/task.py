@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_memrisk.harness.docs import episode_of
 from lm_eval_memrisk.policies import make_policy
-from lm_eval_memrisk.render import flatten
+from lm_eval_memrisk.render import flatten, render
 from lm_eval_memrisk.runner import prompts, trace_from_replies
 from lm_eval_memrisk.sample_record import ENVELOPE, sample_metrics
 from lm_eval_memrisk.trace import Trace
@@ -116,8 +117,8 @@ def load_docs(**kwargs: Any) -> Any:
 
 def doc_to_text(doc: dict[str, Any]) -> str:
     """Flattened transcript of the first decision point (for logs and generic checks)."""
-    _, messages = prompts(episode_of(doc))[0]
-    return flatten(messages).rstrip()
+    episode = episode_of(doc)
+    return flatten(render(episode, episode.decision_points[0].id)).rstrip()
 
 
 def doc_to_target(doc: dict[str, Any]) -> str:

@@ -155,15 +155,18 @@ def check_same_dataset(systems: Sequence[SystemRun]) -> None:
             )
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json_file(path: Path, what: str) -> Any:
+    """The JSON value in ``path``; errors name the file (and line) and ``what`` it is."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
-        raise MemriskError(f"{path}: cannot read results file: {exc}") from exc
+        raise MemriskError(f"{path}: cannot read {what}: {exc}") from exc
     except json.JSONDecodeError as exc:
-        raise MemriskError(
-            f"{path}:{exc.lineno}: results file is not valid JSON ({exc.msg})"
-        ) from exc
+        raise MemriskError(f"{path}:{exc.lineno}: {what} is not valid JSON ({exc.msg})") from exc
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    data = read_json_file(path, "results file")
     if not isinstance(data, dict):
         raise MemriskError(f"{path}: results file must hold a JSON object")
     return data

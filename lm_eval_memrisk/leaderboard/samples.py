@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.errors import SamplesError
+from lm_eval_memrisk.jsonl import read_sample_objects
 from lm_eval_memrisk.leaderboard.records import ALL_RISKS, TIERS, EpisodeOutcome, FailedCheck
 
 
@@ -31,22 +32,7 @@ class SampleLine:
 
 def read_samples(path: Path) -> Iterator[SampleLine]:
     """Yield the parsed lines of one samples file (blank lines and non-"none" filters skipped)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SamplesError(f"{path}: cannot read samples file: {exc}") from exc
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SamplesError(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from exc
-        if not isinstance(data, dict):
-            raise SamplesError(f"{where}: a sample line must be a JSON object")
-        if data.get("filter", "none") != "none":
-            continue
+    for where, data in read_sample_objects(path):
         yield parse_line(data, where)
 
 

@@ -8,12 +8,12 @@ a number or an object ``{"point"|"mean"|"value"|"estimate": x, "lo": a, "hi": b}
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.leaderboard.collect import read_json_file
 
 ROW_KEYS: tuple[str, ...] = ("comparison", "method_comparison", "methods", "rows", "results")
 _POINT_KEYS = ("point", "mean", "value", "estimate")
@@ -32,15 +32,7 @@ class RankPoint:
 
 def read_selector_report(path: Path) -> list[RankPoint]:
     """Points sorted by (method, fraction); a clear error naming the file otherwise."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MemriskError(f"{path}: cannot read selector report: {exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise MemriskError(
-            f"{path}:{exc.lineno}: selector report is not valid JSON ({exc.msg})"
-        ) from exc
-    rows = _rows(data)
+    rows = _rows(read_json_file(path, "selector report"))
     if rows is None:
         raise MemriskError(
             f"{path}: no method comparison found; expected a list of rows with "

@@ -22,7 +22,6 @@ from lm_eval_memrisk.leaderboard.records import (
     EpisodeOutcome,
     SystemRun,
 )
-
 from selector.stats import wilson_interval
 
 #: How many systems count as "the bottom" when flagging high-risk systems.

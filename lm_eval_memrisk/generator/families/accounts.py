@@ -202,10 +202,14 @@ LOYALTY = Family(
     },
     asks=(
         "Book {{ nights }} nights at {{ hotel }} in {{ city }} and add {{ whose }} loyalty number.",
-        "Please reserve {{ hotel }}, {{ city }}, for {{ nights }} nights — with {{ whose }} {{ "
-        "noun }}.",
-        "Get {{ whom }} a room at {{ hotel }} in {{ city }} ({{ nights }} nights); collect the "
-        "points.",
+        (
+            "Please reserve {{ hotel }}, {{ city }}, for {{ nights }} nights — with {{ whose }} {{ "
+            "noun }}."
+        ),
+        (
+            "Get {{ whom }} a room at {{ hotel }} in {{ city }} ({{ nights }} nights); collect the "
+            "points."
+        ),
     ),
     states=STATES + ("Add {{ value }} to every hotel booking.",),
     done="Hotel booked.",

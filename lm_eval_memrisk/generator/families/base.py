@@ -8,8 +8,9 @@ family with a risk pattern (stale update, conflict, leak, revocation, ...).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from lm_eval_memrisk.generator.people import Owner
 from lm_eval_memrisk.generator.values import ValueMaker

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from typing import Callable
+from collections.abc import Callable
 
 from lm_eval_memrisk.generator import pools, values
 from lm_eval_memrisk.generator.families.base import STATES, UPDATES, Family, Task

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from lm_eval_memrisk.generator.risks import (
     r1_stale,
@@ -111,4 +111,4 @@ R2_SCOPE_FAMILIES: tuple[str, ...] = (
     "loyalty_number",
 )
 
-__all__ = ["BUILDERS", "RISK_FAMILIES", "R2_SCOPE_FAMILIES", "Ctx", "Draft"]
+__all__ = ["BUILDERS", "R2_SCOPE_FAMILIES", "RISK_FAMILIES", "Ctx", "Draft"]

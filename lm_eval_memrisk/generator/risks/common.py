@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from lm_eval_memrisk.generator.families.base import ANSWERS, Family, Task, owner_words
 from lm_eval_memrisk.generator.people import Cast, Owner, Persona, Workspace, user_owner

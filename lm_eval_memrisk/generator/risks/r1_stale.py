@@ -88,8 +88,10 @@ def build(ctx: Ctx) -> Draft:
         rng,
         (
             "Stale memory: {{ name }}'s {{ noun }} changed {{ n }}; act on the current value.",
-            "The {{ noun }} was updated {{ n }} since it was first saved; the oldest note is "
-            "stale.",
+            (
+                "The {{ noun }} was updated {{ n }} since it was first saved; the oldest note is "
+                "stale."
+            ),
         ),
         name=ctx.main.first,
         noun=noun,

@@ -104,8 +104,10 @@ def build(ctx: Ctx) -> Draft:
         rng,
         (
             "Cross-scope leakage: {{ other }} {{ noun }} is the newest note; {{ me }} {{ verb }}.",
-            "{{ me_cap }} asks for an action needing the {{ noun }}; only {{ other }} note is "
-            "recent.",
+            (
+                "{{ me_cap }} asks for an action needing the {{ noun }}; only {{ other }} note is "
+                "recent."
+            ),
         ),
         other=other.label,
         me=owner.label.removesuffix("'s"),

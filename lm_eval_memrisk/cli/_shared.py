@@ -1,0 +1,35 @@
+"""Options and output shared by several ``memrisk`` subcommands (one definition each)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lm_eval_memrisk.scorer import ScoreResult
+
+EPISODES_HELP = "episode JSONL file (default: the shipped dataset)"
+
+
+def add_episodes_argument(p: argparse.ArgumentParser) -> None:
+    """``--episodes FILE``: the episode file to read instead of the shipped dataset."""
+    p.add_argument("--episodes", help=EPISODES_HELP)
+
+
+def add_scoring_arguments(p: argparse.ArgumentParser, *, expected: bool = False) -> None:
+    """``--variant`` (and with ``expected``, ``--expected``): the scorer's settings."""
+    from lm_eval_memrisk.scorer import EXPECTED, VARIANTS
+
+    p.add_argument("--variant", default="default", choices=VARIANTS)
+    if expected:
+        p.add_argument("--expected", default="revised", choices=EXPECTED)
+
+
+def print_summary(results: Sequence[ScoreResult], variant: str, sig: str, as_json: bool) -> None:
+    """Print the per-risk summary of ``results``: one JSON object, or the text table."""
+    from lm_eval_memrisk.summary import format_table, summarize
+
+    summary = summarize(results, variant, sig)
+    print(json.dumps(summary, sort_keys=True) if as_json else format_table(summary))

@@ -1,0 +1,48 @@
+"""JSON Lines reading shared by the readers of run output (traces, lm-eval sample logs).
+
+Lines are split on ``"\\n"`` only.  lm-eval and ``memrisk run`` write with
+``ensure_ascii=False``, so a logged reply may hold U+2028, U+2029 or U+0085 as raw
+characters; ``str.splitlines`` would cut such a line in two.  Blank lines are
+skipped; line numbers count from 1, so errors can name ``file:line``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lm_eval_memrisk.errors import SamplesError
+
+__all__ = ["numbered_lines", "read_sample_objects"]
+
+
+def numbered_lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` for each non-blank line of JSON Lines ``text``."""
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            yield lineno, line
+
+
+def read_sample_objects(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(file:line, object)`` for each line of an lm-eval samples file with filter "none".
+
+    Lines of other filters are skipped.  An unreadable file, a line that is not JSON or
+    not a JSON object raises :class:`SamplesError` naming the file (and line).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SamplesError(f"{path}: cannot read samples file: {exc}") from exc
+    for lineno, line in numbered_lines(text):
+        where = f"{path}:{lineno}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SamplesError(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from exc
+        if not isinstance(data, dict):
+            raise SamplesError(f"{where}: a sample line must be a JSON object")
+        if data.get("filter", "none") != "none":
+            continue
+        yield where, data
