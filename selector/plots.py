@@ -32,6 +32,14 @@ def _pyplot() -> Any:
     return plt
 
 
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    """Lay out, write (fixed metadata, so the bytes are stable) and close ``fig``."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, metadata=_META)
+    plt.close(fig)
+    return path
+
+
 def _value(cell: dict[str, float]) -> tuple[float, float, float]:
     v = cell.get("point", cell.get("mean", 0.0))
     return v, cell.get("lo", v), cell.get("hi", v)
@@ -55,10 +63,7 @@ def ranking_plot(r: PipelineResult, path: Path) -> Path:
         ax.set_title(f"{round(f * 100, 6):g}% subset")
         ax.set_xlabel("Spearman ρ")
     fig.suptitle("Ranking preservation (95% interval over seeds for stochastic methods)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata=_META)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def heatmap_plot(r: PipelineResult, path: Path) -> Path:
@@ -74,10 +79,7 @@ def heatmap_plot(r: PipelineResult, path: Path) -> Path:
             ax.text(j, i, f"{c.passes[i, j]}/{c.totals[i, j]}", ha="center", va="center", fontsize=8)
     fig.colorbar(im, ax=ax, label="pass rate")
     ax.set_title("Per-(system, risk) pass rate")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata=_META)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def ablation_plot(r: PipelineResult, path: Path) -> Path:
@@ -90,10 +92,7 @@ def ablation_plot(r: PipelineResult, path: Path) -> Path:
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("Spearman ρ")
     ax.set_title(f"Feature ablation ({round(r.settings.fraction * 100, 6):g}% subset)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata=_META)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def write_plots(r: PipelineResult, out_dir: Path) -> list[Path]:

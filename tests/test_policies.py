@@ -138,3 +138,37 @@ def test_policy_lands_in_run_signature_traces_and_samples(spec, tmp_path, capsys
     assert f"policy={spec}|" in sample["episodes"]["signature"]
     results = json.loads(next(out.glob("*/results_*.json")).read_text(encoding="utf-8"))
     assert results["config"]["memory_policy"] == spec
+
+
+class CountingRecency(Recency):
+    """Recency that counts its ``select`` calls (each one is a replay of the episode)."""
+
+    calls = 0
+
+    def select(self, items, query):
+        type(self).calls += 1
+        return super().select(items, query)
+
+
+def test_policy_is_asked_once_per_decision_point_and_step_loop():
+    ep = notes_episode("Ship it to my address.")
+    policy = CountingRecency(2)
+    agent = get_agent("oracle")
+    scripted = run_episode(ep, agent, policy)
+    assert CountingRecency.calls == len(ep.decision_points)
+    assert scripted.decisions[0].messages[0]["content"] == render(ep, "dp1", Recency(2))[0]["content"]
+    CountingRecency.calls = 0
+    first = []
+
+    def broken_then_oracle(messages, *, episode, decision_id):
+        first.append(decision_id)
+        if len(first) == 1:
+            return "<tool_call>{broken</tool_call>"  # an invalid step, then a second one
+        return agent(messages, episode=episode, decision_id=decision_id)
+
+    broken_then_oracle.wants_episode = True
+    trace = run_interactive(
+        [ep], agent_generate(broken_then_oracle), "t", policy=policy, max_steps=4, progress=False
+    )[0]
+    assert len(trace.decisions[0].steps) == 2
+    assert CountingRecency.calls == len(ep.decision_points)
