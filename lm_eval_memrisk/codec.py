@@ -7,7 +7,9 @@ is what makes the committed dataset reproducible.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from lm_eval_memrisk.records import Episode
@@ -34,6 +36,17 @@ def episode_to_dict(episode: Episode) -> dict[str, Any]:
     data = _plain(episode)
     assert isinstance(data, dict)
     return data
+
+
+def fingerprint_of_lines(lines: Iterable[str]) -> str:
+    """Dataset hash from canonical episode lines: sha256 of the sorted lines, 16 hex digits."""
+    text = "\n".join(sorted(lines))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def fingerprint(episodes: Iterable[Episode]) -> str:
+    """The dataset hash of result signatures: independent of file order and formatting."""
+    return fingerprint_of_lines(dumps_episode(e) for e in episodes)
 
 
 def dumps_episode(episode: Episode) -> str:

@@ -12,7 +12,6 @@ names the file, line, episode id and field, e.g.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import math
 import os
@@ -569,6 +568,10 @@ def load_episodes(path: PathArg | None = None, track: str = "main") -> list[Epis
 
 
 def dataset_hash(path: PathArg | None = None) -> str:
-    """``"sha256:"`` + the first 16 hex digits of the SHA-256 of the file's bytes."""
-    _, data = _read_bytes(path)
-    return "sha256:" + hashlib.sha256(data).hexdigest()[:16]
+    """The dataset hash of result signatures (:func:`codec.fingerprint`) of a file's episodes.
+
+    It depends on the episodes only, not on file order or formatting.
+    """
+    from lm_eval_memrisk.codec import fingerprint
+
+    return fingerprint(load_episodes(path, track="all"))

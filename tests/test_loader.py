@@ -540,11 +540,15 @@ def test_missing_file_directory_and_empty_file(tmp_path: Path) -> None:
 
 def test_dataset_hash(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "eps.jsonl", make_dict())
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    line = path.read_text(encoding="utf-8").strip()
+    digest = hashlib.sha256(line.encode("utf-8")).hexdigest()[:16]
     assert dataset_hash(path) == "sha256:" + digest
     assert dataset_hash(str(path)) == dataset_hash(path)
-    path.write_bytes(path.read_bytes() + b"\n")
-    assert dataset_hash(path) != "sha256:" + digest
+    path.write_bytes(path.read_bytes() + b"\n")  # formatting does not change the hash
+    assert dataset_hash(path) == "sha256:" + digest
+    changed = make_dict()
+    changed["description"] = "something else"
+    assert dataset_hash(write_jsonl(tmp_path / "other.jsonl", changed)) != "sha256:" + digest
 
 
 def test_default_dataset_path_points_into_package() -> None:

@@ -7,13 +7,12 @@ Rows hold a few flat columns plus the canonical episode JSON, so that any loader
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.codec import dumps_episode
+from lm_eval_memrisk.codec import dumps_episode, fingerprint, fingerprint_of_lines  # noqa: F401 (re-export)
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.records import Episode
 
@@ -21,21 +20,10 @@ COLUMNS = ("episode_id", "risk", "tier", "track", "family", "version", "dataset_
 SUBSET_DIR = Path(__file__).resolve().parent.parent / "data"
 
 
-def fingerprint(episodes: Iterable[Episode]) -> str:
-    """Dataset hash: sha256 over the canonical lines of all episodes, sorted by id."""
-    return _fingerprint_of_lines([dumps_episode(e) for e in episodes])
-
-
-def _fingerprint_of_lines(lines: Iterable[str]) -> str:
-    """:func:`fingerprint` from the episodes' canonical lines (``codec.dumps_episode``)."""
-    text = "\n".join(sorted(lines))
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
 def to_rows(episodes: Sequence[Episode], dataset_hash: str | None = None) -> list[dict[str, str]]:
     """One doc row per episode (see :data:`COLUMNS`); the hash defaults to their fingerprint."""
     lines = [dumps_episode(e) for e in episodes]  # serialised once, for the hash and the rows
-    h = dataset_hash or _fingerprint_of_lines(lines)
+    h = dataset_hash or fingerprint_of_lines(lines)
     return [
         {
             "episode_id": e.id, "risk": e.risk, "tier": e.tier, "track": e.track,
