@@ -540,7 +540,9 @@ def test_missing_file_directory_and_empty_file(tmp_path: Path) -> None:
 
 def test_dataset_hash(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "eps.jsonl", make_dict())
-    line = path.read_text(encoding="utf-8").strip()
+    from lm_eval_memrisk.codec import dumps_episode
+
+    line = dumps_episode(episode_from_dict(make_dict()))  # the canonical form, not the file's
     digest = hashlib.sha256(line.encode("utf-8")).hexdigest()[:16]
     assert dataset_hash(path) == "sha256:" + digest
     assert dataset_hash(str(path)) == dataset_hash(path)
