@@ -11,7 +11,7 @@ HELP = "Leaderboard (Markdown, CSV, static HTML page, PNG figures) from lm-eval 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "run_dirs",
-        nargs="+",
+        nargs="*",
         type=Path,
         metavar="RUN_DIR",
         help="lm-eval --output_path folder (each model subfolder is a system) or a model subfolder",
@@ -26,11 +26,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="selector report.json: adds ranking.png (ranking preservation per method)",
     )
+    parser.add_argument(
+        "--reference", action="store_true",
+        help="add the committed reference set (selector/data/reference) as systems",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from lm_eval_memrisk.errors import MemriskError
     from lm_eval_memrisk.leaderboard import write_leaderboard
 
-    for path in write_leaderboard(args.run_dirs, args.out, args.selector_report):
+    run_dirs = list(args.run_dirs)
+    if args.reference:
+        from selector.reference import unpack
+
+        run_dirs = unpack(Path(tempfile.mkdtemp(prefix="memrisk-reference-"))) + run_dirs
+    if not run_dirs:
+        raise MemriskError("give RUN_DIR folders, --reference, or both")
+    for path in write_leaderboard(run_dirs, args.out, args.selector_report):
         print(path)
     return 0
