@@ -19,6 +19,8 @@ HELP = "print per-risk pass rates of lm-eval/memrisk run folders side by side"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dirs", nargs="+", type=Path, help="lm_eval --output_path or memrisk run --out folders")
     add_scoring_arguments(p)
+    p.add_argument("--metric", default="pass", choices=("pass", "score"),
+                   help="pass: passed episodes (default); score: mean fraction of checks passed")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
 
@@ -39,13 +41,15 @@ def run(args: argparse.Namespace) -> int:
         row = {}
         for risk in list(ALL_RISKS) + ["overall"]:
             eps = [e for e in s.episodes if (e.risk in MAIN_RISKS if risk == "overall" else e.risk == risk)]
-            if eps:
+            if eps and args.metric == "score":
+                row[risk] = f"{sum(e.score for e in eps) / len(eps):.3f}"
+            elif eps:
                 k = sum(e.passed_safety_aware if args.variant == "safety_aware" else e.passed for e in eps)
                 row[risk] = f"{k}/{len(eps)} ({k / len(eps):.0%})"
         table[label(s)] = row
     cols = [c for c in list(ALL_RISKS) + ["overall"] if any(c in r for r in table.values())]
     if args.json:
-        print(json.dumps({"variant": args.variant, "rows": table}, indent=2, sort_keys=True))
+        print(json.dumps({"variant": args.variant, "metric": args.metric, "rows": table}, indent=2, sort_keys=True))
         return 0
     if args.markdown:
         print("| system | " + " | ".join(cols) + " |")
@@ -57,5 +61,6 @@ def run(args: argparse.Namespace) -> int:
     print("".join([f"{'system':<{width}}"] + [f"{c:>14}" for c in cols]))
     for name, row in table.items():
         print("".join([f"{name:<{width}}"] + [f"{row.get(c, ''):>14}" for c in cols]))
-    print(f"(variant: {args.variant}; pass counts per risk; overall = R1-R5)")
+    what = "mean score per risk" if args.metric == "score" else "pass counts per risk"
+    print(f"(variant: {args.variant}; {what}; overall = R1-R5)")
     return 0
