@@ -204,14 +204,17 @@ def _same_settings(first: SampleLine, line: SampleLine) -> None:
 
 
 def _unique_names(systems: list[SystemRun]) -> list[SystemRun]:
-    """Same model name twice (e.g. two variants): name them parent/folder instead."""
+    """Same model name twice (e.g. two variants): name them by their folder instead,
+    or parent/folder when the folder names collide too."""
     counts: dict[str, int] = {}
     for s in systems:
         counts[s.name] = counts.get(s.name, 0) + 1
+    folders = [s.folder.name for s in systems]
     out = []
     for s in systems:
         if counts[s.name] > 1:
-            s = replace(s, name=f"{s.folder.parent.name}/{s.folder.name}")
+            unique_folder = folders.count(s.folder.name) == 1 and counts.get(s.folder.name, 0) == 0
+            s = replace(s, name=s.folder.name if unique_folder else f"{s.folder.parent.name}/{s.folder.name}")
         out.append(s)
     names = [s.name for s in out]
     dup = sorted({n for n in names if names.count(n) > 1})
