@@ -88,3 +88,13 @@ def test_rescore_bad_line_names_file_and_line(tmp_path):
     (folder / "samples_memriskbench_r1_2026-01-01T00-00-00.000000.jsonl").write_text('{"doc": {}}\n', encoding="utf-8")
     with pytest.raises(SamplesError, match=r"samples_memriskbench_r1_.*\.jsonl:1"):
         rescore_dir(tmp_path)
+
+
+def test_logged_samples_load_as_hub_details_datasets(stale_run):
+    """lm-eval's --hf_hub_log_args uploads these files as the per-sample details dataset;
+    the Hub (and `datasets`) must be able to read them back with the json builder."""
+    datasets = pytest.importorskip("datasets")
+    for path in sorted(stale_run.rglob("samples_memriskbench_r*.jsonl")):
+        ds = datasets.load_dataset("json", data_files=str(path), split="train")
+        assert len(ds) == 24
+        assert {"doc", "pass", "score", "episodes"} <= set(ds.column_names)
