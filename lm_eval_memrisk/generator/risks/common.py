@@ -192,6 +192,22 @@ def tool_decision(
     )
 
 
+def ask_decision(ctx: Ctx, guard: CheckSpec, text: str, asks_why: str) -> DecisionSpec:
+    """A decision whose correct action is asking the user (``text``): ``guard`` must hold,
+    the family tool is not called, and the reply asks about the topic."""
+    tool = ctx.fam.tool.name
+    return DecisionSpec(
+        checks=[
+            guard,
+            CheckSpec("tool_not_called", f"does not call {tool}", tool=tool),
+            asks_about(topic_words(ctx), asks_why),
+        ],
+        reference={"answer": text},
+        naive=naive_tool(ctx),
+        terminal_tool=tool,
+    )
+
+
 def done_ack(ctx: Ctx) -> Block:
     """The assistant closing a completed first decision (appended to the ask's block)."""
     return [Ev("assistant_message", text=ctx.fam.done)]
