@@ -242,6 +242,13 @@ class ReorderSentences(Operator):
 # -- memory-state mutations -----------------------------------------------------------
 
 
+def _replacement_value(ctx: Ctx, rng: random.Random) -> str | None:
+    """A fresh value for the item the decision uses, or None when the decision uses none."""
+    if ctx.exp.mode != "use" or ctx.use is None:
+        return None
+    return fresh_value(rng, ctx.use.value, ctx.values())
+
+
 class InsertUpdate(Operator):
     """Obligation (R1): the user states a new value v' for the key and a
     ``memory_update`` item N (same key and scope) supersedes the current item C.  The
@@ -255,9 +262,7 @@ class InsertUpdate(Operator):
     kinds = USE_KINDS
 
     def plan(self, ctx: Ctx, rng: random.Random) -> Params | None:
-        if ctx.exp.mode != "use" or ctx.use is None:
-            return None
-        value = fresh_value(rng, ctx.use.value, ctx.values())
+        value = _replacement_value(ctx, rng)
         if value is None:
             return None
         return {"value": value, "template": _pick(rng, pools.UPDATES), "ack": _ack(rng)}
@@ -651,9 +656,7 @@ class CompressSummary(Operator):
     kinds = USE_KINDS
 
     def plan(self, ctx: Ctx, rng: random.Random) -> Params | None:
-        if ctx.exp.mode != "use" or ctx.use is None:
-            return None
-        value = fresh_value(rng, ctx.use.value, ctx.values())
+        value = _replacement_value(ctx, rng)
         if value is None:
             return None
         names = _other_names(ctx)
