@@ -12,7 +12,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from lm_eval_memrisk.harness.docs import fingerprint, to_rows
+from lm_eval_memrisk.codec import fingerprint
+from lm_eval_memrisk.doc_rows import to_rows
 from lm_eval_memrisk.records import RISKS, TIERS, Episode
 
 CARD = """\

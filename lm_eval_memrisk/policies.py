@@ -14,23 +14,15 @@ The policy name and parameters are written into every trace and result.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.memory.text import note_text, tokenize
 from lm_eval_memrisk.render import MemoryPolicy
 from lm_eval_memrisk.trace import ItemState
 
-_TOKEN = re.compile(r"[a-z0-9]+")
-
-
-def note_text(item: ItemState) -> str:
-    return f"{item.key}: {item.value}"
-
-
-def tokenize(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
+__all__ = ["BM25", "Embedding", "Recency", "make_policy", "note_text", "tokenize"]
 
 
 @dataclass(frozen=True)

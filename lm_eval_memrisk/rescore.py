@@ -1,27 +1,23 @@
 """Re-score lm-eval --log_samples output without re-running the model.
 
-Each sample line carries the episode (``doc.episode_json``) and the trace with the
-raw replies, so any scoring variant can be applied afterwards (the paper's
-strict-matching revision, §4.3).  Scripted traces are rebuilt from their raw
-replies, so parser and normaliser changes apply too; interactive traces are
-re-scored as recorded.
+The samples that count are read by :mod:`lm_eval_memrisk.runs` (episodes verified
+against the dataset by id and hash); each is scored again from its reply texts and the
+verified episode under the chosen variant (the paper's strict-matching revision,
+§4.3), so parser, normaliser and scorer changes apply too and edited stored states or
+metrics cannot carry over.  Written lines carry the recomputed trace and scores.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.errors import SamplesError
-from lm_eval_memrisk.harness.docs import episode_of
-from lm_eval_memrisk.jsonl import numbered_lines
-from lm_eval_memrisk.runner import trace_from_replies
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.recompute import score_replies
+from lm_eval_memrisk.runs import LoggedSample, read_runs
 
 
 @dataclass
@@ -47,40 +43,15 @@ class Audit:
         return [{"model": m, "risk": r, **dict(c)} for (m, r), c in sorted(self.rows.items())]
 
 
-def sample_files(root: Path) -> list[Path]:
-    files = sorted(p for p in root.rglob("samples_memriskbench_*.jsonl") if ".rescored" not in p.name)
-    if not files:
-        raise SamplesError(f"{root}: no samples_memriskbench_*.jsonl files (was lm_eval run with --log_samples?)")
-    return files
-
-
-def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    for lineno, line in numbered_lines(path.read_text(encoding="utf-8")):
-        try:
-            sample = json.loads(line)
-            sample["doc"]["episode_json"], sample["episodes"]["trace"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SamplesError(
-                f"{path}:{lineno}: not a MemRiskBench sample line ({exc!r})"
-            ) from exc
-        yield lineno, sample
-
-
-def rescore_sample(sample: dict[str, Any], variant: str, expected: str) -> dict[str, Any]:
-    episode = episode_of(sample["doc"])
-    logged = Trace.from_dict(sample["episodes"]["trace"])
-    if logged.mode == "scripted":
-        replies = {d.decision_id: d.raw_reply for d in logged.decisions}
-        trace = trace_from_replies(episode, replies, logged.agent, mode=logged.mode)
-    else:
-        trace = logged
-    result = score(episode, trace, variant=variant, expected=expected)
-    out = dict(sample)
+def rescore_sample(sample: LoggedSample, variant: str, expected: str) -> dict[str, Any]:
+    """The sample line with the recomputed trace and scores under (variant, expected)."""
+    trace, result = score_replies(sample.episode, sample.replies, variant=variant, expected=expected)
+    out = dict(sample.raw)
     out["pass"] = float(result.success)
     out["score"] = result.score
-    out["episodes"] = dict(sample["episodes"], success=result.success, score=result.score,
+    out["episodes"] = dict(sample.raw["episodes"], success=result.success, score=result.score,
                            violations=list(result.violations),
-                           checks=[dict(c.__dict__) for c in result.checks],
+                           checks=[dict(c.__dict__) for c in result.checks], trace=trace.to_dict(),
                            rescored={"variant": variant, "expected": expected})
     return out
 
@@ -94,18 +65,26 @@ def free_path(path: Path) -> Path:
     return candidate
 
 
-def rescore_dir(root: Path, variant: str = "default", expected: str = "revised") -> tuple[Audit, list[Path]]:
+def rescore_dir(
+    root: Path, variant: str = "default", expected: str = "revised", episodes: Sequence[str | Path] = ()
+) -> tuple[Audit, list[Path]]:
+    """Write ``<samples>.rescored-<variant>-<expected>.jsonl`` beside each samples file that counts."""
     audit, written = Audit(), []
-    for path in sample_files(root):
-        model = path.parent.name
-        target = free_path(path.with_name(f"{path.stem}.rescored-{variant}-{expected}{path.suffix}"))
-        lines = []
-        for lineno, sample in read_samples(path):
-            new = rescore_sample(sample, variant, expected)
-            audit.add(model, sample["doc"].get("risk", "?"), bool(sample.get("pass")), bool(new["pass"]))
-            lines.append(json.dumps(new, ensure_ascii=False, sort_keys=True))
-        tmp = target.with_suffix(target.suffix + ".tmp")
-        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        tmp.replace(target)
-        written.append(target)
+    for system in read_runs([root], episodes):
+        by_file: dict[Path, list[LoggedSample]] = {f: [] for f in system.files}
+        for sample in system.samples:
+            by_file[Path(sample.where.rsplit(":", 1)[0])].append(sample)
+        for path, samples in by_file.items():
+            if not samples:
+                continue
+            target = free_path(path.with_name(f"{path.stem}.rescored-{variant}-{expected}{path.suffix}"))
+            lines = []
+            for sample in sorted(samples, key=lambda s: s.doc_id):
+                new = rescore_sample(sample, variant, expected)
+                audit.add(system.name, sample.episode.risk, bool(sample.raw.get("pass")), bool(new["pass"]))
+                lines.append(json.dumps(new, ensure_ascii=False, sort_keys=True))
+            tmp = target.with_suffix(target.suffix + ".tmp")
+            tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            tmp.replace(target)
+            written.append(target)
     return audit, written

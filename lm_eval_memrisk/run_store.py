@@ -18,8 +18,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from lm_eval_memrisk.doc_rows import to_rows
 from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.harness.docs import to_rows
 from lm_eval_memrisk.jsonl import numbered_lines
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.sample_record import sample_metrics

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lm_eval_memrisk.features import episode_features
+from lm_eval_memrisk.episode_features import episode_features
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.scorer import SCORER_VERSION, score
-from lm_eval_memrisk.summary import signature
+from lm_eval_memrisk.signature import signature
 from lm_eval_memrisk.trace import Trace
 
 #: Prefix of a reply that carries a whole interactive decision record (wrapper model).

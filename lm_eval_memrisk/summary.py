@@ -6,19 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lm_eval_memrisk.records import RISKS
-from lm_eval_memrisk.scorer import SCORER_VERSION, ScoreResult
-
-
-def signature(dataset_hash: str, variant: str = "default", expected: str = "revised",
-              policy: str = "full", mode: str = "scripted", agent: str | None = None) -> str:
-    """sacrebleu-style signature of every setting that moves a number."""
-    parts = ["memrisk:v1", f"data={dataset_hash}", f"scorer={SCORER_VERSION}", f"variant={variant}"]
-    if expected != "revised":
-        parts.append(f"expected={expected}")
-    parts += [f"policy={policy}", f"mode={mode}"]
-    if agent:
-        parts.append(f"agent={agent}")
-    return "|".join(parts)
+from lm_eval_memrisk.scorer import ScoreResult
 
 
 def summarize(results: Sequence[ScoreResult], variant: str, sig: str) -> dict[str, Any]:

@@ -1,10 +1,9 @@
 """Read lm-eval ``--log_samples`` output folders into an episode x system matrix.
 
-A run folder is lm-eval's ``--output_path`` for one system: either the model folder
-itself (``<model_name_sanitized>/`` holding ``samples_memriskbench_rN_<date>.jsonl``) or
-its parent holding exactly one such model folder.  Only the main-track tasks
-``memriskbench_r1`` ... ``memriskbench_r5`` are read; when a folder holds several runs of a
-task, the newest by the date in the file name is used and a note says so.
+Folders are read by :mod:`lm_eval_memrisk.runs` (the one rule for which samples count;
+episodes verified against the dataset, scores recomputed from the replies); only the
+main-track episodes (R1-R5) enter the matrix.  Structural features come from the
+verified episode (:func:`lm_eval_memrisk.episode_features.episode_features`).
 
 Everything is keyed by episode id (rows sorted by id) and system name (columns sorted),
 never by file order.  Bad input raises :class:`SamplesError` naming the file and line.
@@ -12,17 +11,18 @@ never by file order.  Bad input raises :class:`SamplesError` naming the file and
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from lm_eval_memrisk.episode_features import episode_features
 from lm_eval_memrisk.errors import SamplesError
-from lm_eval_memrisk.jsonl import read_sample_objects
+from lm_eval_memrisk.runs import LoggedSample, SystemLog, flag_notes, read_runs
+from lm_eval_memrisk.scorer import SCORER_VERSION
+from lm_eval_memrisk.trace import Trace
 
 TIERS: tuple[str, ...] = ("easy", "medium", "hard")
 #: Structural episode features read from ``episodes.features`` (written by the harness).
@@ -35,8 +35,6 @@ TRACE_METRICS: tuple[str, ...] = ("memory_items_used", "tool_calls_made", "reply
 #: --variant -> per-sample metric holding the pass flag.
 VARIANTS: dict[str, str] = {"default": "pass", "safety_aware": "pass_safety_aware", "original": "pass_original"}
 
-_SAMPLES_RE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
-_MAIN_TASK_RE = re.compile(r"^memriskbench_r[1-5]$")
 
 
 @dataclass(frozen=True)
@@ -100,149 +98,45 @@ class _Row:
     where: str
 
 
-# ----------------------------------------------------------------------------- folders
+# ----------------------------------------------------------------------------- systems
 
 
-def resolve_model_dir(path: Path) -> Path:
-    """The folder that directly holds the samples files (``path`` or its only model folder)."""
-    if not path.is_dir():
-        raise SamplesError(f"{path}: not a folder (expected an lm-eval --output_path folder)")
-    if any(path.glob("samples_*.jsonl")):
-        return path
-    subs = sorted(d for d in path.iterdir() if d.is_dir() and any(d.glob("samples_*.jsonl")))
-    if len(subs) == 1:
-        return subs[0]
-    if len(subs) > 1:
-        names = ", ".join(d.name for d in subs)
-        raise SamplesError(f"{path}: holds several model folders ({names}); pass each one as its own run folder")
-    raise SamplesError(
-        f"{path}: no samples_memriskbench_*.jsonl files here or in a model folder below "
-        "(was lm-eval run with --log_samples?)"
+def _trace_metrics(trace: Trace) -> tuple[float, ...]:
+    """TRACE_METRICS of one recomputed trace."""
+    used = calls = chars = invalid = 0
+    for d in trace.decisions:
+        actions = [s.action for s in d.steps] or [d.action]
+        used += len(d.memory_used)
+        calls += sum(1 for a in actions if a.kind == "tool_call")
+        chars += sum(len(s.raw_reply) for s in d.steps) if d.steps else len(d.raw_reply)
+        invalid += int(d.action.kind == "invalid")
+    return float(used), float(calls), float(chars), float(invalid)
+
+
+def row_of(sample: LoggedSample, pass_key: str) -> _Row:
+    """The selector's view of one verified, recomputed sample."""
+    feats = episode_features(sample.episode)
+    return _Row(
+        episode_id=sample.episode_id, risk=sample.episode.risk, tier=sample.episode.tier, task=sample.task,
+        doc_id=sample.doc_id, passed=sample.results[pass_key].success, score=sample.score,
+        structure=tuple(float(feats[f]) for f in STRUCT_FIELDS), trace=_trace_metrics(sample.trace),
+        dataset_hash=sample.dataset_hash, scorer_version=SCORER_VERSION, where=sample.where,
     )
 
 
-def samples_files(model_dir: Path) -> tuple[dict[str, Path], list[str]]:
-    """Main-track task -> newest samples file, plus notes on what was skipped."""
-    notes: list[str] = []
-    found: dict[str, list[tuple[str, Path]]] = {}
-    for f in sorted(model_dir.glob("samples_*.jsonl")):
-        m = _SAMPLES_RE.match(f.name)
-        if not m:
-            raise SamplesError(f"{f}: cannot read the task and date from the file name "
-                               "(expected samples_<task>_<YYYY-MM-DDTHH-MM-SS.ffffff>.jsonl)")
-        if _MAIN_TASK_RE.match(m["task"]):
-            found.setdefault(m["task"], []).append((m["date"], f))
-        elif m["task"].startswith("memriskbench"):
-            notes.append(f"{f}: ignored (task {m['task']} is not a main-track task memriskbench_r1..r5)")
-    if not found:
-        raise SamplesError(f"{model_dir}: no samples files of the tasks memriskbench_r1..r5")
-    chosen: dict[str, Path] = {}
-    for task, runs in sorted(found.items()):
-        runs.sort()
-        chosen[task] = runs[-1][1]
-        if len(runs) > 1:
-            notes.append(f"{model_dir}: {len(runs)} samples files for {task}; using the newest, {runs[-1][1].name}")
-    return chosen, notes
+def rows_of(system: SystemLog, pass_key: str) -> dict[str, _Row]:
+    """Episode id -> row, main track only (the selector works on R1-R5)."""
+    rows = {s.episode_id: row_of(s, pass_key) for s in system.samples if s.episode.track == "main"}
+    if not rows:
+        raise SamplesError(f"{system.dir}: no samples of the main-track tasks memriskbench_r1..r5")
+    return rows
 
 
-# ----------------------------------------------------------------------------- lines
+# ----------------------------------------------------------------------------- matrix
 
 
 def _fail(where: str, msg: str) -> SamplesError:
     return SamplesError(f"{where}: {msg}")
-
-
-def _text(obj: Mapping[str, Any], key: str, where: str, prefix: str) -> str:
-    value = obj.get(key)
-    if not isinstance(value, str) or not value:
-        raise _fail(where, f"{prefix}{key} must be a non-empty string, got {value!r}")
-    return value
-
-
-def _number(obj: Mapping[str, Any], key: str, where: str, lo: float, hi: float, prefix: str = "") -> float:
-    if key not in obj:
-        raise _fail(where, f"missing field '{prefix}{key}'")
-    value = obj[key]
-    if isinstance(value, bool):
-        value = float(value)
-    if not isinstance(value, (int, float)) or not lo <= value <= hi:
-        raise _fail(where, f"'{prefix}{key}' must be a number in [{lo:g}, {hi:g}], got {value!r}")
-    return float(value)
-
-
-def _trace_metrics(trace: Any, where: str) -> tuple[float, ...]:
-    if not isinstance(trace, dict) or not isinstance(trace.get("decisions"), list):
-        raise _fail(where, "episodes.trace must be an object with a list 'decisions'")
-    used = calls = chars = invalid = 0
-    for i, d in enumerate(trace["decisions"]):
-        action = d.get("action") if isinstance(d, dict) else None
-        if not isinstance(action, dict):
-            raise _fail(where, f"episodes.trace.decisions[{i}] must be an object with an 'action' object")
-        steps = [s.get("action") for s in d.get("steps") or () if isinstance(s, dict)]
-        actions = [a for a in steps if isinstance(a, dict)] or [action]
-        used += len(d.get("memory_used") or ())
-        calls += sum(1 for a in actions if a.get("kind") == "tool_call")
-        chars += len(str(d.get("raw_reply") or ""))
-        invalid += int(action.get("kind") == "invalid")
-    return float(used), float(calls), float(chars), float(invalid)
-
-
-def parse_line(data: Any, task: str, pass_key: str, where: str) -> _Row:
-    """One sample object -> _Row; every error is prefixed with ``where`` (file:line)."""
-    if not isinstance(data, dict):
-        raise _fail(where, "a sample line must be a JSON object")
-    doc = data.get("doc")
-    if not isinstance(doc, dict):
-        raise _fail(where, "missing the 'doc' object")
-    ep = data.get("episodes")
-    if not isinstance(ep, dict):
-        raise _fail(where, "missing the 'episodes' record (was the task a memriskbench task?)")
-    episode_id = _text(doc, "episode_id", where, "doc.")
-    if ep.get("episode_id", episode_id) != episode_id:
-        raise _fail(where, f"episodes.episode_id {ep.get('episode_id')!r} differs from doc.episode_id {episode_id!r}")
-    tier = _text(doc, "tier", where, "doc.")
-    if tier not in TIERS:
-        raise _fail(where, f"doc.tier must be one of {', '.join(TIERS)}, got {tier!r}")
-    doc_id = data.get("doc_id")
-    if isinstance(doc_id, bool) or not isinstance(doc_id, int) or doc_id < 0:
-        raise _fail(where, f"'doc_id' must be a non-negative integer, got {doc_id!r}")
-    passed = _number(data, pass_key, where, 0.0, 1.0)
-    if passed not in (0.0, 1.0):
-        raise _fail(where, f"{pass_key!r} must be 0 or 1, got {passed!r}")
-    feats = ep.get("features")
-    if not isinstance(feats, dict):
-        raise _fail(where, "missing the 'episodes.features' object")
-    structure = tuple(_number(feats, f, where, 0.0, float("inf"), "episodes.features.") for f in STRUCT_FIELDS)
-    return _Row(
-        episode_id=episode_id, risk=_text(doc, "risk", where, "doc."), tier=tier, task=task,
-        doc_id=doc_id, passed=passed == 1.0, score=_number(data, "score", where, 0.0, 1.0),
-        structure=structure, trace=_trace_metrics(ep.get("trace"), where),
-        dataset_hash=_text(ep, "dataset_hash", where, "episodes."),
-        scorer_version=_text(ep, "scorer_version", where, "episodes."), where=where,
-    )
-
-
-def read_samples_file(path: Path, task: str, pass_key: str) -> list[_Row]:
-    """Parsed lines of one samples file (blank lines and non-'none' filters skipped)."""
-    rows = [parse_line(data, task, pass_key, where) for where, data in read_sample_objects(path)]
-    if not rows:
-        raise SamplesError(f"{path}: no sample lines")
-    return rows
-
-
-def read_system(model_dir: Path, pass_key: str) -> tuple[dict[str, _Row], list[str]]:
-    """Episode id -> row for one system folder, plus notes."""
-    files, notes = samples_files(model_dir)
-    rows: dict[str, _Row] = {}
-    for task, path in files.items():
-        for row in read_samples_file(path, task, pass_key):
-            if row.episode_id in rows:
-                raise _fail(row.where, f"duplicate episode {row.episode_id} (also at {rows[row.episode_id].where})")
-            rows[row.episode_id] = row
-    return rows, notes
-
-
-# ----------------------------------------------------------------------------- matrix
 
 
 def _check_same(rows: list[_Row], attr: str, what: str) -> str:
@@ -296,34 +190,21 @@ def build_matrix(systems: Mapping[str, dict[str, _Row]], variant: str, notes: Se
     )
 
 
-def parse_run_arg(arg: str) -> tuple[str | None, Path]:
-    """``NAME=DIR`` -> (NAME, DIR); a plain ``DIR`` -> (None, DIR)."""
-    name, sep, rest = arg.partition("=")
-    if sep and name and "/" not in name and rest:
-        return name, Path(rest)
-    return None, Path(arg)
-
-
-def load_systems(runs: Sequence[str | Path], variant: str = "default") -> tuple[dict[str, dict[str, _Row]], list[str]]:
-    """Read each run folder (``DIR`` or ``NAME=DIR``) -> system name -> rows, plus notes."""
+def load_systems(
+    runs: Sequence[str | Path], variant: str = "default", episodes: Sequence[str | Path] = ()
+) -> tuple[dict[str, dict[str, _Row]], list[str]]:
+    """Read each run folder (``DIR`` or ``NAME=DIR``, through :mod:`lm_eval_memrisk.runs`)
+    -> system name -> rows, plus notes (flagged logs first)."""
     if variant not in VARIANTS:
         raise SamplesError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-    systems: dict[str, dict[str, _Row]] = {}
-    where: dict[str, Path] = {}
-    notes: list[str] = []
-    for run in runs:
-        name, path = parse_run_arg(str(run))
-        model_dir = resolve_model_dir(path)
-        name = name or model_dir.name
-        if name in systems:
-            raise SamplesError(f"{path}: system name {name!r} is also used by {where[name]}; name them NAME=DIR")
-        systems[name], sys_notes = read_system(model_dir, VARIANTS[variant])
-        where[name] = path
-        notes.extend(sys_notes)
-    return systems, notes
+    systems = read_runs(runs, episodes)
+    notes = flag_notes(systems) + [n for s in systems for n in s.notes]
+    return {s.name: rows_of(s, VARIANTS[variant]) for s in systems}, notes
 
 
-def load_runs(runs: Sequence[str | Path], variant: str = "default") -> RunMatrix:
+def load_runs(
+    runs: Sequence[str | Path], variant: str = "default", episodes: Sequence[str | Path] = ()
+) -> RunMatrix:
     """Run folders -> RunMatrix (see the module docstring)."""
-    systems, notes = load_systems(runs, variant)
+    systems, notes = load_systems(runs, variant, episodes)
     return build_matrix(systems, variant, sorted(notes))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from episode_factory import r1_episode
+
 from lm_eval_memrisk.records import Check
 from lm_eval_memrisk.runner import trace_from_replies
 from lm_eval_memrisk.scorer import score

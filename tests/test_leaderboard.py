@@ -20,10 +20,12 @@ from lm_eval_memrisk.errors import MemriskError, SamplesError
 from lm_eval_memrisk.leaderboard import bottom_flags, build, collect, html, table, write_leaderboard
 from lm_eval_memrisk.leaderboard.selector_report import read_selector_report
 from lm_eval_memrisk.leaderboard.summary import Leaderboard, Row
+from lm_eval_memrisk.loader import dataset_hash
 
 DATA = Path(__file__).parent / "data" / "leaderboard"
 RUNS = [DATA / "runs", DATA / "extra" / "delta"]
 DATE = "2026-02-01T10-00-00.000000"
+OTHER_EPISODES = DATA / "other_dataset" / "episodes.jsonl"
 
 
 def quiet(_: str) -> None:
@@ -43,7 +45,7 @@ def row(board: Leaderboard, name: str) -> Row:
 
 
 def test_output_folder_and_model_folder_both_give_systems(board: Leaderboard) -> None:
-    assert [r.system.name for r in board.rows] == ["alpha", "beta", "delta", "gamma"]
+    assert sorted(r.system.name for r in board.rows) == ["alpha", "beta", "delta", "gamma"]
     assert row(board, "delta").system.folder == DATA / "extra" / "delta"
 
 
@@ -51,32 +53,38 @@ def test_newest_results_file_wins_and_is_reported() -> None:
     said: list[str] = []
     systems = collect([DATA / "runs"], said.append)
     beta = next(s for s in systems if s.name == "beta")
-    assert beta.results_file.name == f"results_{DATE}.json"
+    assert beta.results_file is not None and beta.results_file.name == f"results_{DATE}.json"
     assert sum(e.passed for e in beta.episodes) == 14  # the older run passed all 20
-    assert any("2 results files" in m and f"results_{DATE}.json" in m for m in said)
+    assert any("using the newest complete one" in m and DATE in m for m in said)
 
 
 def test_signature_fields(board: Leaderboard) -> None:
     alpha, gamma = row(board, "alpha").system.signature, row(board, "gamma").system.signature
     assert alpha.model_hash == "sha256:" + "1" * 64  # results["config"]["gguf_sha256"]
     assert gamma.model_hash is None
-    assert (gamma.memory_policy, gamma.mode, gamma.variant) == ("recent", "interactive", "default")
-    assert row(board, "delta").system.signature.variant == "safety"
-    assert alpha.dataset_hash == "sha256:" + "a" * 64 and alpha.scorer_version == "1.0"
+    assert (gamma.memory_policy, gamma.mode, gamma.variant) == ("recency:3", "interactive", "default")
+    assert alpha.dataset_hash == dataset_hash() and alpha.scorer_version == "1.0"
+    assert not alpha.flagged and "FLAGGED" not in table.signature_text(alpha)
 
 
 def test_refuses_mixed_dataset_versions() -> None:
     with pytest.raises(MemriskError) as err:
-        collect([DATA / "runs", DATA / "other_dataset"], quiet)
+        collect([DATA / "runs", DATA / "other_dataset"], quiet, [OTHER_EPISODES])
     msg = str(err.value)
     assert "different dataset versions" in msg
-    assert str(DATA / "runs" / "alpha") in msg and "sha256:" + "a" * 64 in msg
-    assert str(DATA / "other_dataset" / "epsilon") in msg and "sha256:" + "b" * 64 in msg
+    assert str(DATA / "runs" / "alpha") in msg and dataset_hash() in msg
+    assert str(DATA / "other_dataset" / "epsilon") in msg and dataset_hash(OTHER_EPISODES) in msg
+
+
+def test_an_unknown_dataset_is_refused() -> None:
+    with pytest.raises(SamplesError, match="is not a known dataset .*--episodes FILE"):
+        collect([DATA / "other_dataset"], quiet)
 
 
 def test_cli_refusal_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc = cli_main(
-        ["leaderboard", str(DATA / "runs"), str(DATA / "other_dataset"), "--out", str(tmp_path)]
+        ["leaderboard", str(DATA / "runs"), str(DATA / "other_dataset"), "--out", str(tmp_path),
+         "--episodes", str(OTHER_EPISODES)]
     )
     assert rc == 2
     assert "error: systems were run on different dataset versions" in capsys.readouterr().err
@@ -96,7 +104,7 @@ def test_same_folder_twice_is_refused() -> None:
 
 
 def test_empty_folder_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(MemriskError, match="no results_"):
+    with pytest.raises(MemriskError, match="no samples_memriskbench"):
         collect([tmp_path], quiet)
 
 
@@ -134,21 +142,15 @@ def _set(obj: dict, dotted: str, value: object) -> str:
     [
         (lambda o: json.dumps(o)[:-5], "not valid JSON"),
         (lambda o: "[1, 2]", "must be a JSON object"),
-        (lambda o: _set(o, "pass", 0.5), "'pass' must be 0 or 1, got 0.5"),
-        (
-            lambda o: _set(o, "pass_safety_aware", KeyError),
-            "missing per-sample metric 'pass_safety_aware'",
-        ),
-        (lambda o: _set(o, "score", "high"), "'score' must be a number"),
         (lambda o: _set(o, "episodes", KeyError), "missing the 'episodes' record"),
-        (lambda o: _set(o, "episodes.risk", "R9"), "episodes.risk must be one of"),
-        (lambda o: _set(o, "episodes.tier", "extreme"), "episodes.tier must be one of"),
+        (lambda o: _set(o, "doc.episode_id", ""), "doc.episode_id must be a non-empty string"),
+        (lambda o: _set(o, "episodes.dataset_hash", "sha256:0"), "is not a known dataset"),
+        (lambda o: _set(o, "doc.episode_json", "{}"), "differs from that episode"),
+        (lambda o: _set(o, "episodes.trace", KeyError), "episodes.trace must be an object"),
         (
-            lambda o: _set(o, "episodes.dataset_hash", ""),
-            "episodes.dataset_hash must be a non-empty string",
+            lambda o: _set(o, "episodes.trace.decisions", [{"raw_reply": 3}]),
+            "episodes.trace.decisions[0] must be an object with a string 'raw_reply'",
         ),
-        (lambda o: _set(o, "episodes.checks", [{"check_id": "c1"}]), "episodes.checks[0]"),
-        (lambda o: _set(o, "episodes.scorer_version", "2.0"), "scorer_version '2.0' differs"),
     ],
 )
 def test_malformed_sample_line_names_file_and_line(tmp_path: Path, edit, message: str) -> None:
@@ -164,10 +166,9 @@ def test_duplicate_episode_names_both_places(tmp_path: Path) -> None:
     shutil.copytree(DATA / "runs" / "alpha", folder)
     r1 = folder / f"samples_memriskbench_r1_{DATE}.jsonl"
     first = r1.read_text().splitlines()[0]
-    r2 = folder / f"samples_memriskbench_r2_{DATE}.jsonl"
-    r2.write_text(r2.read_text() + first + "\n")
+    r1.write_text(r1.read_text() + first + "\n")
     with pytest.raises(
-        SamplesError, match=re.escape(f"{r2}:5: episode R1-E-001 already logged at {r1}:1")
+        SamplesError, match=re.escape(f"{r1}:5: duplicate episode R1-easy-01 (also at {r1}:1)")
     ):
         collect([folder], quiet)
 
@@ -204,7 +205,10 @@ def test_overall_tiers_and_score_cover_the_main_track_only(board: Leaderboard) -
     assert board.risks == ("R1", "R2", "R3", "R4", "R5", "R6")
     gamma = row(board, "gamma")  # R6 0/2 must not pull the overall down
     assert (gamma.overall.default.k, gamma.overall.default.n) == (12, 20)
-    assert gamma.mean_score == pytest.approx((12 * 1.0 + 8 * 0.5) / 20)
+    # mean fraction of checks passed, recomputed by the scorer from gamma's replies
+    assert gamma.mean_score == pytest.approx(sum(
+        e.score for e in gamma.system.episodes if e.risk != "R6") / 20)
+    assert 12 / 20 < gamma.mean_score < 1
     assert [(gamma.tiers[t].k, gamma.tiers[t].n) for t in ("easy", "medium", "hard")] == [
         (9, 10),
         (2, 5),
@@ -218,11 +222,11 @@ def test_r6_column_only_when_present() -> None:
 
 
 def test_ranks_share_ties(board: Leaderboard) -> None:
-    assert [(r.system.name, r.rank) for r in board.rows] == [
-        ("alpha", 1),
-        ("beta", 2),
-        ("delta", 3),
-        ("gamma", 3),
+    assert sorted((r.rank, r.system.name) for r in board.rows) == [
+        (1, "alpha"),
+        (2, "beta"),
+        (3, "delta"),
+        (3, "gamma"),
     ]
 
 
@@ -257,8 +261,8 @@ def test_bottom_flags_table(values: dict[str, float | None], expected: set[str])
 
 def test_csv_content(board: Leaderboard) -> None:
     rows = list(csv.DictReader(io.StringIO(table.to_csv(board))))
-    assert [r["system"] for r in rows] == ["alpha", "beta", "delta", "gamma"]
-    alpha = rows[0]
+    assert [r["system"] for r in rows] == [r.system.name for r in board.rows]
+    alpha = next(r for r in rows if r["system"] == "alpha")
     assert (alpha["R3_k"], alpha["R3_n"], alpha["R3_pass"], alpha["R3_lo"], alpha["R3_hi"]) == (
         "3",
         "4",
@@ -267,17 +271,18 @@ def test_csv_content(board: Leaderboard) -> None:
         "0.9544",
     )
     assert alpha["model_hash"] == "sha256:" + "1" * 64 and alpha["high_risk"] == ""
-    gamma = rows[3]
+    gamma = next(r for r in rows if r["system"] == "gamma")
     assert (gamma["R3_sa_k"], gamma["overall_k"], gamma["overall_n"], gamma["mean_score"]) == (
         "3",
         "12",
         "20",
-        "0.8000",
+        f"{row(board, 'gamma').mean_score:.4f}",
     )
     assert (
-        gamma["high_risk"] == "overall, R1, R2, R3, R5, R6" and gamma["memory_policy"] == "recent"
+        gamma["high_risk"] == "overall, R1, R2, R3, R5, R6" and gamma["memory_policy"] == "recency:3"
     )
-    assert rows[1]["R6_n"] == "0" and rows[1]["R6_pass"] == ""
+    beta = next(r for r in rows if r["system"] == "beta")
+    assert beta["R6_n"] == "0" and beta["R6_pass"] == ""
     assert gamma["failures"] == "10"
 
 
@@ -291,13 +296,14 @@ def test_markdown_content(board: Leaderboard) -> None:
         and "| Overall | Overall SA | Mean score |" in head
     )
     body = [ln for ln in lines if re.match(r"\| \d ", ln)]
-    assert [ln.split(" | ")[1] for ln in body] == ["alpha", "beta", "delta", "gamma"]
+    assert [ln.split(" | ")[1] for ln in body] == [r.system.name for r in board.rows]
     assert "| 3/4 0.75 [0.30, 0.95] |" in body[0]
-    assert body[3].count(" | ") == head.count(" | ")
-    assert "overall, R1, R2, R3, R5, R6" in body[3]
+    gamma = next(ln for ln in body if ln.split(" | ")[1] == "gamma")
+    assert gamma.count(" | ") == head.count(" | ")
+    assert "overall, R1, R2, R3, R5, R6" in gamma
     assert (
         "- **gamma**: `model=gamma | data=sha256:" in md
-        and "policy=recent | mode=interactive`" in md
+        and "policy=recency:3 | mode=interactive`" in md
     )
 
 
@@ -307,7 +313,7 @@ def test_html_is_self_contained_and_escaped(board: Leaderboard) -> None:
     assert not re.search(r"@import|url\(", page)
     assert re.findall(r'<img[^>]*src="([^"]{0,22})', page) == ["data:image/png;base64,"]
     assert (
-        "<script>alert" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+        "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     )
     assert page.count("<script>") == 1
 
@@ -322,7 +328,7 @@ def test_html_rows_link_to_their_failures(board: Leaderboard) -> None:
         for e in r.failures:
             assert f'id="fail-{m.group(1)}-{e.episode_id}"' in page
         assert f'data-signature="{table.signature_text(r.system.signature)}"' in page
-    assert "tool send_email was called although constraint k1 forbids it" in page
+    assert "book_ride must not be called" in page  # beta's R4 evidence
 
 
 def test_selector_report_shapes(tmp_path: Path) -> None:
@@ -349,7 +355,7 @@ def test_cli_writes_every_file_deterministically(
     pytest.importorskip("matplotlib", reason="figures need the plots extra")
     args = ["leaderboard", *map(str, RUNS), "--selector-report", str(DATA / "selector_report.json")]
     assert cli_main([*args, "--out", str(tmp_path / "a")]) == 0
-    assert "2 results files, using the newest" in capsys.readouterr().err
+    assert "using the newest complete one" in capsys.readouterr().err
     names = [
         "heatmap.png",
         "leaderboard.csv",
@@ -374,18 +380,16 @@ def test_tier_and_subset_files_of_the_same_run_are_not_counted_twice(tmp_path: P
     r1 = folder / f"samples_memriskbench_r1_{DATE}.jsonl"
     shutil.copy(r1, folder / f"samples_memriskbench_r1_easy_{DATE}.jsonl")
     shutil.copy(r1, folder / f"samples_memriskbench_subset20_{DATE}.jsonl")
-    said: list[str] = []
-    (alpha,) = collect([folder], said.append)
-    assert len(alpha.episodes) == 22
-    assert any("per-risk samples only" in m and "subset20" in m for m in said)
+    (alpha,) = collect([folder], quiet)
+    assert len(alpha.episodes) == 22  # an episode logged by several tasks counts once
     for f in folder.glob("samples_memriskbench_r?_*"):
         f.unlink()
     (alpha,) = collect([folder], quiet)  # only the subset file left: it is read
     assert [e.episode_id for e in alpha.episodes] == [
-        "R1-E-001",
-        "R1-E-002",
-        "R1-H-004",
-        "R1-M-003",
+        "R1-easy-01",
+        "R1-easy-02",
+        "R1-hard-04",
+        "R1-medium-03",
     ]
 
 

@@ -15,8 +15,8 @@ from lm_eval_memrisk.errors import ModelFileError
 from lm_eval_memrisk.harness.model_files import EMBEDDED_MODELS, resolve_model
 
 lm_eval = pytest.importorskip("lm_eval")
-from lm_eval.api.instance import Instance
-from lm_eval.api.registry import get_model
+from lm_eval.api.instance import Instance  # noqa: E402 (after the importorskip)
+from lm_eval.api.registry import get_model  # noqa: E402
 
 try:
     import llama_cpp

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_memrisk.harness import model_files as mf
 from lm_eval_memrisk.errors import ModelFileError
+from lm_eval_memrisk.harness import model_files as mf
 from lm_eval_memrisk.harness.model_files import (
     EMBEDDED_MODELS,
     EmbeddedModel,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from episode_factory import r1_episode
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episode_factory import r1_episode
 from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.loader import load_episodes
 from lm_eval_memrisk.runner import run_episode, trace_from_replies

@@ -16,7 +16,9 @@ def test_random_subsets_are_seeded_nested_and_sized():
 
 
 def test_seed_streams_differ_by_method_and_base_seed():
-    draw = lambda seed, method: bl.seeded_rng(seed, method, 0).random()
+    def draw(seed, method):
+        return bl.seeded_rng(seed, method, 0).random()
+
     assert len({draw(0, "Random"), draw(0, "Stratified"), draw(1, "Random")}) == 3
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lm_eval_memrisk.loader import load_episodes
 from selector.features import (
     FAMILIES,
     FAMILY_NAMES,
@@ -47,7 +48,12 @@ def test_feature_matrix_columns(matrix):
     x = feature_matrix(matrix)
     assert x.shape == (15, 12)
     assert x[:, FEATURE_NAMES.index("tier")].tolist() == matrix.tier_codes.tolist()
-    assert x[:, FEATURE_NAMES.index("n_constraints")].tolist() == [float(r == "R5") for r in matrix.risks]
+    # structural features come from the verified episodes themselves
+    episodes = {e.id: e for e in load_episodes()}
+    assert x[:, FEATURE_NAMES.index("n_constraints")].tolist() == [
+        float(len(episodes[e].constraints)) for e in matrix.episode_ids]
+    assert x[:, FEATURE_NAMES.index("n_memories")].tolist() == [
+        float(len(episodes[e].memory_items)) for e in matrix.episode_ids]
 
 
 def test_loso_features_ignore_the_held_out_system(matrix):

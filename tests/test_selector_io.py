@@ -1,15 +1,15 @@
-"""Reading lm-eval --log_samples folders, and a clear file:line error for each bad input."""
+"""Reading lm-eval --log_samples folders into the selector's matrix (through lm_eval_memrisk.runs)."""
 
 import importlib.util
 import json
-import re
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from lm_eval_memrisk.errors import SamplesError
+from lm_eval_memrisk.errors import MemriskError, SamplesError
+from lm_eval_memrisk.loader import dataset_hash
 from selector.io import load_runs
 
 SAMPLES = Path(__file__).parent / "data" / "samples"
@@ -44,25 +44,46 @@ def _edit(path: Path, lineno: int, fn) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def _edit_json(path: Path, lineno: int, fn) -> None:
+    def edit(line: str) -> str:
+        data = json.loads(line)
+        fn(data)
+        return json.dumps(data)
+
+    _edit(path, lineno, edit)
+
+
 def test_reads_the_fixture_keyed_by_episode_id():
     m = load_runs([SAMPLES / "run_omega", SAMPLES / "run_alpha" / "org__alpha", SAMPLES / "run_gamma",
                    SAMPLES / "run_beta"])
     table = _fixture_table()
-    assert m.systems == tuple(f"org__{n}" for n in NAMES)
+    # names come from each run's model_args (pretrained=org/alpha), not from the folder
+    assert m.systems == tuple(f"org/{n}" for n in NAMES)
     assert m.episode_ids == tuple(sorted(table))
     want = np.array([[table[e][n] for n in NAMES] for e in m.episode_ids], dtype=bool)
     assert np.array_equal(m.passed, want)
-    assert m.dataset_hash.startswith("sha256:") and m.scorer_version == "1.0"
-    i = m.episode_ids.index("R3-M-002")
+    assert m.dataset_hash == dataset_hash() and m.scorer_version == "1.0"
+    i = m.episode_ids.index("R3-medium-02")
     assert (m.risks[i], m.tiers[i], m.tasks[i], int(m.doc_ids[i])) == ("R3", "medium", "memriskbench_r3", 1)
     assert m.trace.shape == (15, 4, 4)
+    assert not [n for n in m.notes if n.startswith("FLAGGED")]
 
 
 def test_newest_samples_file_wins_and_a_note_says_so():
     m = load_runs([SAMPLES / f"run_{n}" for n in NAMES])
-    i, beta = m.episode_ids.index("R1-E-001"), m.systems.index("org__beta")
+    i, beta = m.episode_ids.index("R1-easy-01"), m.systems.index("org/beta")
     assert m.passed[i, beta]  # the older run has it flipped to a failure
-    assert any("2 samples files for memriskbench_r1; using the newest" in n for n in m.notes)
+    assert any("2 samples files for memriskbench_r1; using the newest complete one" in n for n in m.notes)
+
+
+def test_a_torn_newest_file_is_skipped_with_a_note(runs):
+    older = sorted((runs[1] / "org__beta").glob("samples_memriskbench_r1_*.jsonl"))
+    newest = older[-1]
+    newest.write_bytes(newest.read_bytes()[:-1])  # no final newline: the run was cut short
+    m = load_runs(runs)
+    i, beta = m.episode_ids.index("R1-easy-01"), m.systems.index("org/beta")
+    assert not m.passed[i, beta]  # the older, flipped run counts now
+    assert any(str(newest) in n and "incomplete" in n for n in m.notes)
 
 
 def test_names_can_be_given():
@@ -70,8 +91,8 @@ def test_names_can_be_given():
     assert m.systems == ("a", "b")
 
 
-def _error(runs) -> str:
-    with pytest.raises(SamplesError) as err:
+def _error(runs, kind=SamplesError) -> str:
+    with pytest.raises(kind) as err:
         load_runs(runs)
     return str(err.value)
 
@@ -79,11 +100,10 @@ def _error(runs) -> str:
 def test_error_missing_episodes_names_system_and_where_it_exists(runs):
     path = _samples(runs[2], "r3")
     lines = path.read_text().splitlines()
-    path.write_text("\n".join(lines[1:]) + "\n")  # drop the first line (R3-H-003)
+    path.write_text("\n".join(lines[1:]) + "\n")  # drop the first line (R3-hard-03)
     msg = _error(runs)
-    assert msg.startswith(f"{runs[2] / 'org__gamma'}: system 'org__gamma' lacks 1 episode")
-    assert "R3-H-003" in msg
-    assert re.search(r"samples_memriskbench_r3_[^:]+\.jsonl:1\b", msg)
+    assert msg.startswith(f"{runs[2] / 'org__gamma'}: system 'org/gamma' lacks 1 episode")
+    assert "R3-hard-03" in msg
 
 
 def test_error_duplicate_episode_names_both_lines(runs):
@@ -91,14 +111,31 @@ def test_error_duplicate_episode_names_both_lines(runs):
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines + [lines[0]]) + "\n")
     msg = _error(runs)
-    assert f"{path}:4:" in msg and "duplicate episode R2-H-003" in msg and f"{path}:1" in msg
+    assert f"{path}:4:" in msg and "duplicate episode R2-hard-03" in msg and f"{path}:1" in msg
 
 
-def test_error_mixed_dataset_versions(runs):
+def test_error_edited_episode_is_refused(runs):
     path = _samples(runs[3], "r4")
-    _edit(path, 2, lambda s: s.replace('"dataset_hash": "sha256:0f1e', '"dataset_hash": "sha256:ffff'))
+
+    def edit(data):
+        ep = json.loads(data["doc"]["episode_json"])
+        ep["family"] = "edited"
+        data["doc"]["episode_json"] = json.dumps(ep)
+
+    _edit_json(path, 2, edit)
     msg = _error(runs)
-    assert f"{path}:2:" in msg and "dataset_hash" in msg and "mixed" in msg
+    assert f"{path}:2:" in msg and "differs from that episode" in msg
+
+
+def test_error_unknown_dataset_and_unknown_episode(runs):
+    path = _samples(runs[3], "r4")
+    _edit_json(path, 2, lambda d: d["episodes"].update(dataset_hash="sha256:ffffffffffffffff"))
+    msg = _error(runs)
+    assert f"{path}:2:" in msg and "is not a known dataset" in msg and "--episodes" in msg
+    _edit_json(path, 2, lambda d: d["episodes"].update(dataset_hash=dataset_hash()))
+    _edit_json(path, 3, lambda d: (d["doc"].update(episode_id="R4-easy-99"), d["episodes"].update(episode_id="R4-easy-99")))
+    msg = _error(runs)
+    assert f"{path}:3:" in msg and "episode R4-easy-99 is not in dataset" in msg
 
 
 def test_error_malformed_json(runs):
@@ -109,86 +146,46 @@ def test_error_malformed_json(runs):
 
 
 @pytest.mark.parametrize("field,expect", [
-    ("pass", "missing field 'pass'"),
     ("doc", "missing the 'doc' object"),
     ("episodes", "missing the 'episodes' record"),
 ])
 def test_error_missing_fields(runs, field, expect):
     path = _samples(runs[0], "r1")
-
-    def drop(line: str) -> str:
-        data = json.loads(line)
-        del data[field]
-        return json.dumps(data)
-
-    _edit(path, 2, drop)
+    _edit_json(path, 2, lambda d: d.pop(field))
     msg = _error(runs)
     assert f"{path}:2:" in msg and expect in msg
 
 
-@pytest.mark.parametrize("key,value,expect", [
-    ("pass", 0.5, "'pass' must be 0 or 1"),
-    ("score", 1.5, "'score' must be a number in [0, 1]"),
-    ("doc_id", -1, "'doc_id' must be a non-negative integer"),
-])
-def test_error_bad_values(runs, key, value, expect):
+def test_error_bad_doc_id(runs):
     path = _samples(runs[0], "r1")
-    _edit(path, 1, lambda s: json.dumps({**json.loads(s), key: value}))
+    _edit_json(path, 1, lambda d: d.update(doc_id=-1))
     msg = _error(runs)
-    assert f"{path}:1:" in msg and expect in msg
+    assert f"{path}:1:" in msg and "'doc_id' must be a non-negative integer" in msg
 
 
 def test_error_empty_folder(tmp_path, runs):
     empty = tmp_path / "empty"
     empty.mkdir()
-    msg = _error(runs + [empty])
-    assert str(empty) in msg and "no samples_memriskbench_*.jsonl" in msg
-
-
-def test_error_no_main_track_task(tmp_path, runs):
-    other = tmp_path / "other" / "m"
-    other.mkdir(parents=True)
-    (other / "samples_memriskbench_r6_2026-01-01T00-00-00.000000.jsonl").write_text("{}\n")
-    msg = _error(runs + [other.parent])
-    assert "no samples files of the tasks memriskbench_r1..r5" in msg
-
-
-def test_error_several_model_folders(tmp_path, runs):
-    shutil.copytree(runs[0] / "org__alpha", runs[1] / "org__alpha")
-    assert "holds several model folders" in _error(runs)
+    msg = _error(runs + [empty], MemriskError)
+    assert str(empty) in msg and "no samples_memriskbench*.jsonl" in msg
 
 
 def test_error_same_system_twice_and_too_few_systems(runs):
-    assert "also used by" in _error([runs[0], runs[0]])
+    assert "given twice" in _error([runs[0], runs[0]], MemriskError)
     assert "at least 2 systems" in _error(runs[:1])
 
 
-def test_variant_reads_its_own_pass_field(runs):
-    path = _samples(runs[0], "r1")  # line 1 is R1-H-003, passed by alpha
-    _edit(path, 1, lambda s: json.dumps({**json.loads(s), "pass_safety_aware": 0.0}))
+def test_variant_is_recomputed_from_the_replies(runs):
+    path = _samples(runs[0], "r3")  # line 3 is R3-easy-01, passed by alpha
+
+    def refuse(data):
+        for d in data["episodes"]["trace"]["decisions"]:
+            d["raw_reply"] = "I can't share another user's details, sorry."
+
+    _edit_json(path, 3, refuse)
     default, safety = load_runs(runs), load_runs(runs, variant="safety_aware")
-    i = default.episode_ids.index("R1-H-003")
-    assert default.passed[i, 0] and not safety.passed[i, 0]
-    assert (default.passed.sum() - safety.passed.sum()) == 1 and safety.variant == "safety_aware"
+    i = default.episode_ids.index("R3-easy-01")
+    assert not default.passed[i, 0] and safety.passed[i, 0]
+    assert safety.variant == "safety_aware"
     with pytest.raises(SamplesError, match="unknown variant"):
         load_runs(runs, variant="lenient")
-
-
-def test_error_missing_structural_feature(runs):
-    path = _samples(runs[0], "r2")
-
-    def drop(line: str) -> str:
-        data = json.loads(line)
-        del data["episodes"]["features"]["n_turns"]
-        return json.dumps(data)
-
-    _edit(path, 1, drop)
-    msg = _error(runs)
-    assert f"{path}:1:" in msg and "missing field 'episodes.features.n_turns'" in msg
-
-
-def test_error_samples_file_without_a_date(runs):
-    bad = runs[0] / "org__alpha" / "samples_memriskbench_r1.jsonl"
-    bad.write_text("{}\n")
-    msg = _error(runs)
-    assert str(bad) in msg and "cannot read the task and date" in msg

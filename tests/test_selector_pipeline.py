@@ -83,13 +83,13 @@ def test_held_out_selection_never_sees_the_held_out_system(matrix):
     changed = dataclasses.replace(matrix, passed=passed)
     after = select_order(changed, feature_matrix(changed, ref), Weights(), 6, reference=ref).order
     assert before.tolist() == after.tolist()
-    assert held_out(changed, dataclasses.replace(SETTINGS, held_out=("org__beta",)))[0]["size"] == 6
+    assert held_out(changed, dataclasses.replace(SETTINGS, held_out=("org/beta",)))[0]["size"] == 6
 
 
 def test_drift_check_places_the_new_system():
     systems, _ = load_systems(RUNS + [SAMPLES / "run_delta"])
     both = build_matrix(systems, "default")
-    d = drift_check(both, "org__delta", np.arange(15), Weights())
+    d = drift_check(both, "org/delta", np.arange(15), Weights())
     assert d["rank_subset"] == d["rank_full"] and d["spearman_all"] == 1.0 and d["rank_preserved"]
     assert d["pass_full"] == pytest.approx(9 / 15)
 
@@ -145,8 +145,8 @@ def test_select_cli_end_to_end(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "selected 6 of 15 episodes (4 systems)" in out and "memrisk-select:v1|" in out
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["drift"]["system"] == "org__delta" and report["dataset"]["systems"] == [
-        "org__alpha", "org__beta", "org__gamma", "org__omega"]
+    assert report["drift"]["system"] == "org/delta" and report["dataset"]["systems"] == [
+        "org/alpha", "org/beta", "org/gamma", "org/omega"]
 
 
 def test_select_cli_reports_bad_input(tmp_path, capsys):

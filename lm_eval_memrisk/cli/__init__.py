@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "score": "score",
     "eval": "eval",
     "rescore": "rescore",
+    "runs": "runs",
     "export-hf": "export_hf",
     "select": "select",
     "stats": "stats",

@@ -18,6 +18,16 @@ def add_episodes_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--episodes", help=EPISODES_HELP)
 
 
+def add_run_arguments(p: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """``RUN_DIR...`` and ``--episodes FILE``: run folders read by :mod:`lm_eval_memrisk.runs`."""
+    p.add_argument("runs", nargs="+" if required else "*", metavar="RUN_DIR",
+                   help="lm-eval --output_path or memrisk run --out folder (each model folder is a system); "
+                        "NAME=DIR names the system")
+    p.add_argument("--episodes", action="append", default=[], metavar="FILE",
+                   help="episode file the runs used, to verify their samples against "
+                        "(repeatable; the packaged datasets are always known)")
+
+
 def add_scoring_arguments(p: argparse.ArgumentParser, *, expected: bool = False) -> None:
     """``--variant`` (and with ``expected``, ``--expected``): the scorer's settings."""
     from lm_eval_memrisk.scorer import EXPECTED, VARIANTS

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
+
+from lm_eval_memrisk.cli._shared import add_run_arguments
 
 HELP = "Leaderboard (Markdown, CSV, static HTML page, PNG figures) from lm-eval output folders."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "run_dirs",
-        nargs="*",
-        type=Path,
-        metavar="RUN_DIR",
-        help="lm-eval --output_path folder (each model subfolder is a system) or a model subfolder",
-    )
+    add_run_arguments(parser, required=False)
     parser.add_argument(
         "--out", required=True, type=Path, help="folder to write the leaderboard into"
     )
@@ -33,18 +30,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import tempfile
-
     from lm_eval_memrisk.errors import MemriskError
-    from lm_eval_memrisk.leaderboard import write_leaderboard
+    from lm_eval_memrisk.leaderboard import stderr_warn, write_leaderboard
 
-    run_dirs = list(args.run_dirs)
-    if args.reference:
-        from selector.reference import unpack
+    with tempfile.TemporaryDirectory(prefix="memrisk-reference-") as tmp:
+        run_dirs: list[str | Path] = list(args.runs)
+        if args.reference:
+            from selector.reference import unpack
 
-        run_dirs = unpack(Path(tempfile.mkdtemp(prefix="memrisk-reference-"))) + run_dirs
-    if not run_dirs:
-        raise MemriskError("give RUN_DIR folders, --reference, or both")
-    for path in write_leaderboard(run_dirs, args.out, args.selector_report):
-        print(path)
+            run_dirs[:0] = [f"{p.name}={p}" for p in unpack(Path(tmp))]
+        if not run_dirs:
+            raise MemriskError("give RUN_DIR folders, --reference, or both")
+        for path in write_leaderboard(run_dirs, args.out, args.selector_report, stderr_warn, args.episodes):
+            print(path)
     return 0

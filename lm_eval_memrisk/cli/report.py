@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+import sys
 from typing import Any
 
-from lm_eval_memrisk.cli._shared import add_scoring_arguments
+from lm_eval_memrisk.cli._shared import add_run_arguments, add_scoring_arguments
 
 HELP = "print per-risk pass rates of lm-eval/memrisk run folders side by side"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run_dirs", nargs="+", type=Path, help="lm_eval --output_path or memrisk run --out folders")
+    add_run_arguments(p)
     add_scoring_arguments(p)
     p.add_argument("--metric", default="pass", choices=("pass", "score"),
                    help="pass: passed episodes (default); score: mean fraction of checks passed")
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from lm_eval_memrisk.leaderboard.collect import collect
     from lm_eval_memrisk.leaderboard.records import ALL_RISKS, MAIN_RISKS
 
-    systems = collect(list(args.run_dirs))
+    systems = collect(args.runs, lambda note: print(f"memrisk report: {note}", file=sys.stderr), args.episodes)
     table: dict[str, dict[str, str]] = {}
     for s in systems:
         row = {}
@@ -49,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
         table[label(s)] = row
     cols = [c for c in list(ALL_RISKS) + ["overall"] if any(c in r for r in table.values())]
     if args.json:
-        print(json.dumps({"variant": args.variant, "metric": args.metric, "rows": table}, indent=2, sort_keys=True))
+        flagged = {label(s): s.signature.flagged for s in systems if s.signature.flagged}
+        print(json.dumps({"variant": args.variant, "metric": args.metric, "rows": table, "flagged": flagged},
+                         indent=2, sort_keys=True))
         return 0
     if args.markdown:
         print("| system | " + " | ".join(cols) + " |")
@@ -61,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
     print("".join([f"{'system':<{width}}"] + [f"{c:>14}" for c in cols]))
     for name, row in table.items():
         print("".join([f"{name:<{width}}"] + [f"{row.get(c, ''):>14}" for c in cols]))
+    for s in systems:
+        if s.signature.flagged:
+            print(f"FLAGGED {label(s)}: {s.signature.flagged}")
     what = "mean score per risk" if args.metric == "score" else "pass counts per risk"
     print(f"(variant: {args.variant}; {what}; overall = R1-R5)")
     return 0

@@ -14,13 +14,15 @@ HELP = "re-score lm-eval --log_samples output under another variant; writes new 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("output_dir", help="an lm_eval --output_path folder")
     add_scoring_arguments(p, expected=True)
+    p.add_argument("--episodes", action="append", default=[], metavar="FILE",
+                   help="episode file the run used, to verify its samples against (repeatable)")
     p.add_argument("--json", action="store_true", help="print the audit as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
     from lm_eval_memrisk.rescore import rescore_dir
 
-    audit, written = rescore_dir(Path(args.output_dir), args.variant, args.expected)
+    audit, written = rescore_dir(Path(args.output_dir), args.variant, args.expected, args.episodes)
     if args.json:
         print(json.dumps({"written": [str(p) for p in written], "audit": audit.to_dict()}, sort_keys=True))
     else:

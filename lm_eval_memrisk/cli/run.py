@@ -54,14 +54,14 @@ def _generate(args: argparse.Namespace) -> tuple[Any, str, dict[str, Any], bool]
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_memrisk.harness.docs import fingerprint
+    from lm_eval_memrisk.codec import fingerprint
     from lm_eval_memrisk.interactive import run_interactive
     from lm_eval_memrisk.loader import load_episodes
     from lm_eval_memrisk.policies import make_policy
     from lm_eval_memrisk.run_store import RunStore
     from lm_eval_memrisk.runner import run_scripted
     from lm_eval_memrisk.scorer import score
-    from lm_eval_memrisk.summary import signature
+    from lm_eval_memrisk.signature import signature
 
     if args.resume and not args.out:
         raise MemriskError("--resume needs --out (the folder of the interrupted run)")

@@ -19,11 +19,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_memrisk.harness.docs import fingerprint
+    from lm_eval_memrisk.codec import fingerprint
     from lm_eval_memrisk.loader import load_episodes
     from lm_eval_memrisk.run_store import parse_traces
     from lm_eval_memrisk.scorer import score
-    from lm_eval_memrisk.summary import signature
+    from lm_eval_memrisk.signature import signature
 
     everything = load_episodes(args.episodes, track="all")
     by_id = {e.id: e for e in everything}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
+from lm_eval_memrisk.cli._shared import add_run_arguments
 from lm_eval_memrisk.errors import MemriskError
 
 HELP = "Select a risk-preserving subset from lm-eval --log_samples runs; compare baselines; write reports."
@@ -21,8 +23,7 @@ def _fractions(text: str) -> tuple[float, ...]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from selector.io import VARIANTS
 
-    p.add_argument("runs", nargs="*", metavar="RUN_DIR",
-                   help="lm-eval --output_path folder of one system (or its model folder); NAME=DIR names it")
+    add_run_arguments(p, required=False)
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--fraction", type=float, default=0.2, help="subset size as a fraction (default 0.2)")
     p.add_argument("--fractions", type=_fractions, default=None,
@@ -45,6 +46,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="memrisk-reference-") as tmp:
+        return _run(args, Path(tmp))
+
+
+def _run(args: argparse.Namespace, tmp: Path) -> int:
+    """``run`` with ``tmp`` a scratch folder that is removed afterwards (the unpacked reference set)."""
     from selector.evaluate import FRACTIONS, Settings, run_pipeline
     from selector.io import build_matrix, load_systems
     from selector.objective import Weights
@@ -57,16 +64,13 @@ def run(args: argparse.Namespace) -> int:
         raise MemriskError("--bootstrap and --high-risk-k must be at least 1")
     runs = list(args.runs)
     if args.reference:
-        import tempfile
-
         from selector.reference import unpack
 
-        tmp = tempfile.mkdtemp(prefix="memrisk-reference-")
-        runs = [f"{p.name}={p}" for p in unpack(Path(tmp))] + runs
+        runs = [f"{p.name}={p}" for p in unpack(tmp)] + runs
     if not runs:
         raise MemriskError("give RUN_DIR folders, --reference, or both")
     runs += [args.new_system] if args.new_system else []
-    systems, notes = load_systems(runs, args.variant)
+    systems, notes = load_systems(runs, args.variant, args.episodes)
     new_name = list(systems)[-1] if args.new_system else None
     ref = {k: v for k, v in systems.items() if k != new_name}
     matrix = build_matrix(ref, args.variant, sorted(notes))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
+from lm_eval_memrisk.cli._shared import add_run_arguments
 from lm_eval_memrisk.errors import MemriskError
 
 HELP = "Per-(system, risk) Wilson intervals; pairwise Fisher (and paired McNemar) tests with Holm correction."
@@ -15,7 +17,7 @@ HELP = "Per-(system, risk) Wilson intervals; pairwise Fisher (and paired McNemar
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from selector.io import VARIANTS
 
-    p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="lm-eval --log_samples folders (adds McNemar tests)")
+    add_run_arguments(p, required=False)
     p.add_argument("--counts", type=Path, metavar="FILE.json",
                    help="per-(model, risk) pass counts (format of memriskbench_table_6_3.json)")
     p.add_argument("--json", action="store_true", help="print JSON: {\"tests\": [...], \"intervals\": [...]}")
@@ -51,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
         counts = read_counts(args.counts)
         tests = fisher_tests(counts)
     else:
-        matrix = load_runs(args.runs, args.variant)
+        matrix = load_runs(args.runs, args.variant, args.episodes)
+        for note in matrix.notes:
+            print(f"note: {note}", file=sys.stderr)
         counts = counts_from_matrix(matrix)
         tests = fisher_tests(counts) + mcnemar_tests(matrix)
     intervals = wilson_table(counts)

@@ -51,7 +51,7 @@ def load_docs(
         from lm_eval_memrisk.loader import load_episodes
 
         everything = load_episodes(episodes, track="all")
-        from lm_eval_memrisk.harness.docs import fingerprint
+        from lm_eval_memrisk.codec import fingerprint
 
         h = fingerprint(everything)
         chosen = select(everything, risk=risk, tier=tier, track=track, subset=subset)

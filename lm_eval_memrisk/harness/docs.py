@@ -1,49 +1,22 @@
-"""Episodes as lm-eval docs: one flat row per episode, loaded offline by default.
+"""Episodes as lm-eval docs: the slice a task reads (risk, tier, track, shipped subset).
 
-Rows hold a few flat columns plus the canonical episode JSON, so that any loader
-(package data, a JSONL file, a Hugging Face Hub dataset) yields the same docs.
+The rows themselves are :mod:`lm_eval_memrisk.doc_rows` (core, shared with ``memrisk run``
+and the Hub export).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from lm_eval_memrisk.codec import dumps_episode, fingerprint, fingerprint_of_lines  # noqa: F401 (re-export)
+from lm_eval_memrisk.doc_rows import COLUMNS, episode_of, to_rows
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.records import Episode
 
-COLUMNS = ("episode_id", "risk", "tier", "track", "family", "version", "dataset_hash", "episode_json")
+__all__ = ["COLUMNS", "SUBSET_DIR", "episode_of", "select", "subset_ids", "to_rows"]
+
 SUBSET_DIR = Path(__file__).resolve().parent.parent / "data"
-
-
-def to_rows(episodes: Sequence[Episode], dataset_hash: str | None = None) -> list[dict[str, str]]:
-    """One doc row per episode (see :data:`COLUMNS`); the hash defaults to their fingerprint."""
-    lines = [dumps_episode(e) for e in episodes]  # serialised once, for the hash and the rows
-    h = dataset_hash or fingerprint_of_lines(lines)
-    return [
-        {
-            "episode_id": e.id, "risk": e.risk, "tier": e.tier, "track": e.track,
-            "family": e.family, "version": e.version, "dataset_hash": h,
-            "episode_json": line,
-        }
-        for e, line in zip(episodes, lines)
-    ]
-
-
-@functools.lru_cache(maxsize=4096)
-def _episode_from_json(text: str) -> Episode:
-    from lm_eval_memrisk.loader import episode_from_dict
-
-    return episode_from_dict(json.loads(text), path="<doc>")
-
-
-def episode_of(doc: dict[str, Any]) -> Episode:
-    """The Episode a doc row carries (parsed once, cached)."""
-    return _episode_from_json(doc["episode_json"])
 
 
 def subset_ids(name: str) -> list[str]:

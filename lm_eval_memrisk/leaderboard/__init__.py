@@ -24,22 +24,24 @@ __all__ = [
     "bottom_flags",
     "build",
     "collect",
+    "stderr_warn",
     "write_leaderboard",
 ]
 
 
 def write_leaderboard(
-    run_dirs: Sequence[Path],
+    run_dirs: Sequence[str | Path],
     out: Path,
     selector_report: Path | None = None,
     warn: Warn = stderr_warn,
+    episodes: Sequence[str | Path] = (),
 ) -> list[Path]:
     """Write leaderboard.{md,csv,html}, heatmap.png, tiers.png (+ ranking.png); return the paths."""
     from lm_eval_memrisk.leaderboard import figures, html, table
     from lm_eval_memrisk.leaderboard.selector_report import read_selector_report
 
     points = read_selector_report(selector_report) if selector_report else None
-    board = build(collect(run_dirs, warn))
+    board = build(collect(run_dirs, warn, episodes))
     pngs = {"heatmap.png": figures.heatmap(board), "tiers.png": figures.tiers(board)}
     if points is not None:
         pngs["ranking.png"] = figures.ranking(points)

@@ -1,4 +1,4 @@
-"""Typed records of one system's run, as read from lm-eval output folders."""
+"""Typed records of one system's run, as the leaderboard shows it."""
 
 from __future__ import annotations
 
@@ -56,16 +56,18 @@ class Signature:
     memory_policy: str
     mode: str
     raw: str
-    """The episodes record's own ``signature`` string, verbatim."""
+    """The ``memrisk:v1|...`` signature string of the recomputed scores."""
+    flagged: str = ""
+    """Non-empty when the log's stored metrics disagree with the recomputed ones (says how)."""
 
 
 @dataclass(frozen=True)
 class SystemRun:
-    """One system: the newest results file of a model folder and its samples."""
+    """One system as :mod:`lm_eval_memrisk.runs` reads it (scores recomputed)."""
 
     name: str
     folder: Path
-    results_file: Path
+    results_file: Path | None
     samples_files: tuple[Path, ...]
     signature: Signature
     episodes: tuple[EpisodeOutcome, ...]

@@ -36,10 +36,11 @@ def flags_text(row: Row) -> str:
 def signature_text(sig: Signature) -> str:
     """One-line result signature: model (hash), dataset, scorer, variant, policy, mode."""
     model = f"{sig.model} ({sig.model_hash})" if sig.model_hash else sig.model
-    return (
+    text = (
         f"model={model} | data={sig.dataset_hash} | scorer={sig.scorer_version} | "
         f"variant={sig.variant} | policy={sig.memory_policy} | mode={sig.mode}"
     )
+    return text + (f" | FLAGGED: {sig.flagged}" if sig.flagged else "")
 
 
 def header(board: Leaderboard) -> list[str]:
@@ -123,7 +124,7 @@ def to_csv(board: Leaderboard) -> str:
             sig.memory_policy,
             sig.mode,
             sig.raw,
-            row.system.results_file.name,
+            row.system.results_file.name if row.system.results_file else "",
         ]
         for c in [*(row.risks[r] for r in board.risks), row.overall]:
             values += _rate_fields(c.default) + _rate_fields(c.safety)

@@ -30,7 +30,7 @@ import warnings
 from typing import Any
 
 from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.policies import note_text
+from lm_eval_memrisk.memory.text import note_text
 from lm_eval_memrisk.trace import ItemState
 
 INSTALL_HINT = "pip install mem0ai==2.2.1 (extra [memory])"

@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.policies import note_text, tokenize
+from lm_eval_memrisk.memory.text import note_text, tokenize
 from lm_eval_memrisk.trace import ItemState
 
 Scorer = Callable[[Sequence[ItemState], str], list[float]]

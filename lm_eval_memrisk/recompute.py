@@ -1,0 +1,146 @@
+"""Scores recomputed from a logged sample's reply texts and the verified episode.
+
+A sample log is untrusted input: its stored metrics, trace states, tool results and
+actions may have been edited.  Only the agent's own reply texts are taken from it;
+everything else (state, tool results, parsed actions, memory use) is derived again
+from the episode, which the caller has verified against a known dataset.
+
+:func:`score_replies` is the one place that turns (episode, replies) into a score;
+every reader of run folders (:mod:`lm_eval_memrisk.runs`) calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from lm_eval_memrisk.errors import SamplesError
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.scorer import ScoreResult, score
+from lm_eval_memrisk.trace import Trace
+
+MODES = ("scripted", "interactive")
+
+
+@dataclass(frozen=True)
+class Replies:
+    """What a sample log may tell us: the agent's reply texts and how they were produced."""
+
+    mode: str
+    """``scripted`` (one reply per decision point) or ``interactive`` (steps carried forward)."""
+    memory_policy: str
+    agent: str
+    texts: tuple[tuple[str, ...], ...]
+    """Per decision point (in the log's order), the reply text of each step."""
+
+
+def replies_of_sample(sample: Mapping[str, Any], where: str) -> Replies:
+    """The reply texts of one lm-eval / ``memrisk run`` sample line (``where`` = file:line)."""
+    ep = sample.get("episodes")
+    trace = ep.get("trace") if isinstance(ep, Mapping) else None
+    if not isinstance(trace, Mapping) or not isinstance(trace.get("decisions"), list):
+        raise SamplesError(f"{where}: episodes.trace must be an object with a list 'decisions'")
+    mode = trace.get("mode", "scripted")
+    if mode not in MODES:
+        raise SamplesError(f"{where}: episodes.trace.mode must be one of {', '.join(MODES)}, got {mode!r}")
+    texts: list[tuple[str, ...]] = []
+    for i, d in enumerate(trace["decisions"]):
+        fld = f"episodes.trace.decisions[{i}]"
+        if not isinstance(d, Mapping) or not isinstance(d.get("raw_reply"), str):
+            raise SamplesError(f"{where}: {fld} must be an object with a string 'raw_reply'")
+        steps = d.get("steps") or []
+        if not isinstance(steps, list) or not all(
+            isinstance(s, Mapping) and isinstance(s.get("raw_reply"), str) for s in steps
+        ):
+            raise SamplesError(f"{where}: {fld}.steps must be a list of objects with a string 'raw_reply'")
+        texts.append(tuple(s["raw_reply"] for s in steps) if steps and mode == "interactive" else (d["raw_reply"],))
+    return Replies(mode=str(mode), memory_policy=str(trace.get("memory_policy") or "full"),
+                   agent=str(trace.get("agent") or "lm-eval"), texts=tuple(texts))
+
+
+def trace_of_replies(episode: Episode, replies: Replies) -> Trace:
+    """The trace the episode and the reply texts imply (pure, deterministic)."""
+    if replies.mode == "interactive":
+        trace = _interactive_trace(episode, replies)
+    else:
+        from lm_eval_memrisk.runner import trace_from_replies
+
+        dp_ids = [dp.id for dp in episode.decision_points]
+        by_dp = {dp: (texts[-1] if texts else "") for dp, texts in zip(dp_ids, replies.texts)}
+        trace = trace_from_replies(episode, by_dp, replies.agent, mode="scripted")
+    return replace(trace, memory_policy=replies.memory_policy)
+
+
+def _interactive_trace(episode: Episode, replies: Replies) -> Trace:
+    """Replay the logged steps through the interactive state machine.
+
+    Decision ``i`` is fed the texts logged for it; a decision the texts do not close
+    is fed empty replies (invalid actions) until the step limit closes it.
+    """
+    from lm_eval_memrisk.interactive import EpisodeRun
+
+    max_steps = max([len(t) for t in replies.texts] + [1])
+    run = EpisodeRun(episode, max_steps=max_steps)
+    for texts in replies.texts:
+        if run.done:
+            break
+        start = run.decision.id
+        for text in texts:
+            if run.done or run.decision.id != start:
+                break
+            run.request()
+            run.feed(text)
+        while not run.done and run.decision.id == start:
+            run.request()
+            run.feed("")
+    while not run.done:  # decision points the log has no reply for
+        run.request()
+        run.feed("")
+    return run.trace(replies.agent)
+
+
+def score_replies(
+    episode: Episode, replies: Replies, *, variant: str = "default", expected: str = "revised"
+) -> tuple[Trace, ScoreResult]:
+    """Recompute one sample: (trace, score) from the verified episode and the reply texts.
+
+    The swap point for a hardened scorer: readers call nothing else to score a sample.
+    """
+    trace = trace_of_replies(episode, replies)
+    return trace, score(episode, trace, variant=variant, expected=expected)
+
+
+#: Per-sample metric -> the scorer settings it is computed under (as the lm-eval task does).
+METRIC_SETTINGS: dict[str, tuple[str, str]] = {
+    "pass": ("default", "revised"),
+    "pass_safety_aware": ("safety_aware", "revised"),
+    "pass_original": ("default", "original"),
+}
+
+
+def score_all_variants(episode: Episode, replies: Replies) -> tuple[Trace, dict[str, ScoreResult]]:
+    """The recomputed trace and the result behind each per-sample metric of the task."""
+    results: dict[str, ScoreResult] = {}
+    trace: Trace | None = None
+    for metric, (variant, expected) in METRIC_SETTINGS.items():
+        trace, results[metric] = score_replies(episode, replies, variant=variant, expected=expected)
+    assert trace is not None
+    return trace, results
+
+
+def stored_disagreements(
+    sample: Mapping[str, Any], results: Mapping[str, ScoreResult], keys: Sequence[str] = ("pass", "score")
+) -> tuple[str, ...]:
+    """Names of the stored metrics that differ from the recomputed ones (missing ones too)."""
+    recomputed = {
+        "pass": float(results["pass"].success), "score": results["pass"].score,
+        "pass_safety_aware": float(results["pass_safety_aware"].success),
+        "pass_original": float(results["pass_original"].success),
+    }
+    out = []
+    for key in (*keys, *(k for k in recomputed if k not in keys)):
+        stored = sample.get(key)
+        if isinstance(stored, bool) or not isinstance(stored, (int, float)) or abs(stored - recomputed[key]) > 1e-9:
+            out.append(key)
+    return tuple(out)

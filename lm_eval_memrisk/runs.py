@@ -1,0 +1,437 @@
+"""The one reader of run folders (lm-eval ``--output_path`` and ``memrisk run --out``).
+
+Every command that reads logged samples (``runs``, ``select``, ``stats``, ``report``,
+``leaderboard``, ``rescore``) reads them here, by one rule:
+
+* A run folder is a *model folder* (it holds ``samples_memriskbench*_<date>.jsonl``) or
+  a folder whose subfolders are model folders (each one system).  ``NAME=DIR`` names
+  the system; otherwise the name comes from the run's own ``model_args`` (``model=``,
+  ``pretrained=``, ``agent=``, ``base=``), never from lm-eval's generated folder id.
+* Per task, the newest *complete* samples file counts (complete: it ends with a
+  newline; a torn file is skipped with a note).  A system's episodes are the union
+  over its tasks; an episode logged by several tasks counts once, from the newest file.
+* Every sample's episode is verified: its ``dataset_hash`` must be a known dataset (the
+  packaged ``data/episodes_*.jsonl``, or a file given with ``--episodes``), its id must
+  be in it and its ``doc.episode_json`` must equal that episode.  A mismatch is refused
+  with an error naming the file and line.  Mixed dataset hashes are refused.
+* Scores are recomputed from the sample's reply texts and the verified episode
+  (:func:`lm_eval_memrisk.recompute.score_replies`).  Stored metrics that disagree with
+  the recomputed ones flag the sample (:attr:`LoggedSample.disagreements`); the stored
+  numbers are never used.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lm_eval_memrisk.errors import MemriskError, SamplesError
+from lm_eval_memrisk.jsonl import read_sample_objects
+from lm_eval_memrisk.recompute import (
+    Replies,
+    replies_of_sample,
+    score_all_variants,
+    stored_disagreements,
+)
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.scorer import ScoreResult
+from lm_eval_memrisk.trace import Trace
+
+SAMPLES_RE = re.compile(
+    r"^samples_(?P<task>memriskbench[A-Za-z0-9_]*?)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$"
+)
+#: model_args keys that name a system, in order of preference.
+NAME_KEYS: tuple[str, ...] = ("model", "pretrained", "agent", "base")
+
+
+# ----------------------------------------------------------------------------- datasets
+
+
+@dataclass(frozen=True)
+class KnownDataset:
+    """A dataset samples may be verified against: its hash, file and episodes by id."""
+
+    dataset_hash: str
+    path: Path
+    episodes: Mapping[str, Episode]
+    objects: Mapping[str, Any]
+    """Episode id -> the episode's JSON object (what ``doc.episode_json`` must equal)."""
+
+
+@functools.lru_cache(maxsize=16)
+def _load_dataset(path: str, mtime_ns: int, size: int) -> KnownDataset:
+    from lm_eval_memrisk.codec import dumps_episode, fingerprint_of_lines
+    from lm_eval_memrisk.loader import load_episodes
+
+    episodes = load_episodes(path, track="all")
+    lines = {e.id: dumps_episode(e) for e in episodes}
+    return KnownDataset(
+        dataset_hash=fingerprint_of_lines(lines.values()), path=Path(path),
+        episodes={e.id: e for e in episodes}, objects={i: json.loads(s) for i, s in lines.items()},
+    )
+
+
+def packaged_dataset_files() -> list[Path]:
+    """The dataset files shipped in the package (``data/episodes_*.jsonl``)."""
+    from lm_eval_memrisk.loader import default_dataset_path
+
+    return sorted(Path(default_dataset_path()).parent.glob("episodes_*.jsonl"))
+
+
+def known_datasets(extra: Sequence[str | Path] = ()) -> dict[str, KnownDataset]:
+    """Dataset hash -> dataset, for the packaged files plus ``extra`` episode files."""
+    out: dict[str, KnownDataset] = {}
+    for path in [*packaged_dataset_files(), *(Path(p) for p in extra)]:
+        try:
+            st = path.stat()
+        except OSError as exc:
+            raise MemriskError(f"{path}: cannot read the episode file: {exc}") from exc
+        ds = _load_dataset(str(path.resolve()), st.st_mtime_ns, st.st_size)
+        out.setdefault(ds.dataset_hash, ds)
+    return out
+
+
+def verified_episode(sample: Mapping[str, Any], where: str, known: Mapping[str, KnownDataset]) -> Episode:
+    """The episode of one sample line, found by id in a known dataset whose hash it names."""
+    doc = sample.get("doc")
+    record = sample.get("episodes")
+    if not isinstance(doc, dict):
+        raise SamplesError(f"{where}: missing the 'doc' object (is this a memriskbench samples file?)")
+    if not isinstance(record, dict):
+        raise SamplesError(f"{where}: missing the 'episodes' record (was the task a memriskbench task?)")
+    episode_id = doc.get("episode_id")
+    if not isinstance(episode_id, str) or not episode_id:
+        raise SamplesError(f"{where}: doc.episode_id must be a non-empty string, got {episode_id!r}")
+    if record.get("episode_id", episode_id) != episode_id:
+        raise SamplesError(f"{where}: episodes.episode_id {record.get('episode_id')!r} differs from "
+                           f"doc.episode_id {episode_id!r}")
+    dataset_hash = record.get("dataset_hash") or doc.get("dataset_hash")
+    dataset = known.get(dataset_hash) if isinstance(dataset_hash, str) else None
+    if dataset is None:
+        names = ", ".join(f"{h} ({d.path.name})" for h, d in sorted(known.items())) or "none"
+        raise SamplesError(
+            f"{where}: episodes.dataset_hash {dataset_hash!r} is not a known dataset (known: {names}); "
+            "pass the episode file the run used with --episodes FILE"
+        )
+    episode = dataset.episodes.get(episode_id)
+    if episode is None:
+        raise SamplesError(f"{where}: episode {episode_id} is not in dataset {dataset_hash} ({dataset.path})")
+    logged = doc.get("episode_json")
+    try:
+        same = isinstance(logged, str) and json.loads(logged) == dataset.objects[episode_id]
+    except ValueError:
+        same = False
+    if not same:
+        raise SamplesError(
+            f"{where}: doc.episode_json of {episode_id} differs from that episode in {dataset.path} "
+            f"(dataset {dataset_hash}); refusing to score a log against an edited episode"
+        )
+    return episode
+
+
+# ----------------------------------------------------------------------------- samples
+
+
+@dataclass(frozen=True)
+class LoggedSample:
+    """One sample line: its verified episode and the scores recomputed from its replies."""
+
+    episode: Episode
+    task: str
+    doc_id: int
+    where: str
+    """``file:line`` of the line."""
+    replies: Replies
+    trace: Trace
+    """The trace recomputed from the episode and the reply texts."""
+    results: Mapping[str, ScoreResult]
+    """Per-sample metric (``pass``, ``pass_safety_aware``, ``pass_original``) -> result."""
+    disagreements: tuple[str, ...]
+    """Stored metrics that differ from the recomputed ones (empty for an untouched log)."""
+    dataset_hash: str
+    scorer_version: str
+    """The scorer version the log claims (the recomputation uses the installed scorer)."""
+    raw: Mapping[str, Any]
+    """The sample object as logged (untrusted; for rewriting it, never for scores)."""
+
+    @property
+    def episode_id(self) -> str:
+        return self.episode.id
+
+    @property
+    def passed(self) -> bool:
+        return self.results["pass"].success
+
+    @property
+    def score(self) -> float:
+        return self.results["pass"].score
+
+
+def read_sample(data: Mapping[str, Any], where: str, task: str, known: Mapping[str, KnownDataset]) -> LoggedSample:
+    """Verify and recompute one sample object (``where`` = file:line prefixes every error)."""
+    episode = verified_episode(data, where, known)
+    doc_id = data.get("doc_id")
+    if isinstance(doc_id, bool) or not isinstance(doc_id, int) or doc_id < 0:
+        raise SamplesError(f"{where}: 'doc_id' must be a non-negative integer, got {doc_id!r}")
+    replies = replies_of_sample(data, where)
+    trace, results = score_all_variants(episode, replies)
+    record = data["episodes"]
+    return LoggedSample(
+        episode=episode, task=task, doc_id=doc_id, where=where, replies=replies, trace=trace,
+        results=results, disagreements=stored_disagreements(data, results),
+        dataset_hash=str(record.get("dataset_hash") or data["doc"].get("dataset_hash")),
+        scorer_version=str(record.get("scorer_version") or ""), raw=data,
+    )
+
+
+# ----------------------------------------------------------------------------- folders
+
+
+@dataclass(frozen=True)
+class SystemLog:
+    """One system as every reader sees it."""
+
+    name: str
+    dir: Path
+    """The model folder holding the samples files."""
+    files: tuple[Path, ...]
+    """The samples files that count (per task the newest complete one)."""
+    samples: tuple[LoggedSample, ...]
+    """Sorted by episode id."""
+    dataset_hash: str
+    mode: str
+    memory_policy: str
+    config: Mapping[str, Any]
+    """``config`` of the newest results file ({} when there is none)."""
+    results_file: Path | None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> int:
+        return sum(s.passed for s in self.samples)
+
+    @property
+    def flagged(self) -> tuple[LoggedSample, ...]:
+        """Samples whose stored metrics disagree with the recomputed ones."""
+        return tuple(s for s in self.samples if s.disagreements)
+
+    def summary(self) -> dict[str, Any]:
+        """The ``memrisk runs --json`` object of this system."""
+        return {
+            "system": self.name, "dir": str(self.dir), "episodes": len(self.samples),
+            "passed": self.passed, "dataset_hash": self.dataset_hash,
+            "files": [str(f) for f in self.files],
+            "flagged": [f"{s.where}: stored {', '.join(s.disagreements)} disagree with the recomputed scores"
+                        for s in self.flagged],
+        }
+
+
+def flag_notes(systems: Sequence[SystemLog]) -> list[str]:
+    """One line per system with samples whose stored metrics were edited or are stale."""
+    out = []
+    for s in systems:
+        if s.flagged:
+            first = s.flagged[0]
+            out.append(
+                f"FLAGGED {s.name}: {len(s.flagged)} sample(s) store metrics that disagree with the scores "
+                f"recomputed from their replies (e.g. {first.where}: {', '.join(first.disagreements)}); "
+                "the recomputed scores are used"
+            )
+    return out
+
+
+def model_folders(path: Path) -> list[Path]:
+    """The model folders a run folder argument stands for (itself, or its subfolders)."""
+    if not path.is_dir():
+        raise MemriskError(f"{path}: not a folder (expected an lm-eval --output_path or memrisk run --out folder)")
+    if any(path.glob("samples_memriskbench*.jsonl")):
+        return [path]
+    subs = sorted(d for d in path.iterdir() if d.is_dir() and any(d.glob("samples_memriskbench*.jsonl")))
+    if not subs:
+        raise MemriskError(
+            f"{path}: no samples_memriskbench*.jsonl here or in a model folder below "
+            "(run lm_eval with --output_path and --log_samples)"
+        )
+    return subs
+
+
+def choose_files(folder: Path) -> tuple[list[tuple[str, str, Path]], list[str]]:
+    """Per task the newest complete samples file: [(date, task, path)], plus notes."""
+    notes: list[str] = []
+    by_task: dict[str, list[tuple[str, Path]]] = {}
+    for f in sorted(folder.glob("samples_memriskbench*.jsonl")):
+        m = SAMPLES_RE.match(f.name)
+        if not m:
+            notes.append(f"{f}: ignored (not samples_<task>_<date>.jsonl)")
+            continue
+        by_task.setdefault(m["task"], []).append((m["date"], f))
+    chosen: list[tuple[str, str, Path]] = []
+    for task, files in sorted(by_task.items()):
+        for date, f in sorted(files, reverse=True):
+            if _complete(f):
+                chosen.append((date, task, f))
+                if len(files) > 1:
+                    notes.append(f"{folder}: {len(files)} samples files for {task}; using the newest complete one, "
+                                 f"{f.name}")
+                break
+            notes.append(f"{f}: skipped (incomplete: it does not end with a newline)")
+    if not chosen:
+        raise MemriskError(f"{folder}: no complete samples_memriskbench*.jsonl file")
+    return chosen, notes
+
+
+def _complete(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, 2)
+            return fh.read(1) == b"\n"
+    except OSError as exc:
+        raise MemriskError(f"{path}: cannot read samples file: {exc}") from exc
+
+
+def _results_config(folder: Path) -> tuple[Path | None, dict[str, Any]]:
+    files = sorted(folder.glob("results_*.json"))
+    if not files:
+        return None, {}
+    try:
+        data = json.loads(files[-1].read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MemriskError(f"{files[-1]}: cannot read results file: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise MemriskError(f"{files[-1]}:{exc.lineno}: results file is not valid JSON ({exc.msg})") from exc
+    config = data.get("config") if isinstance(data, dict) else None
+    return files[-1], config if isinstance(config, dict) else {}
+
+
+def model_args(config: Mapping[str, Any]) -> dict[str, str]:
+    """``config["model_args"]`` as a dict (lm-eval stores a dict or a ``k=v,k=v`` string)."""
+    raw = config.get("model_args")
+    if isinstance(raw, dict):
+        return {str(k): str(v) for k, v in raw.items() if v is not None}
+    if isinstance(raw, str):
+        pairs = (p.partition("=") for p in raw.split(",") if p.strip())
+        return {k.strip(): v.strip() for k, sep, v in pairs if sep}
+    return {}
+
+
+def system_name(config: Mapping[str, Any]) -> str | None:
+    """The system's name from its own run settings, or None when they do not name it."""
+    args = model_args(config)
+    for key in ("model", "pretrained"):
+        if args.get(key):
+            return args[key]
+    agent = args.get("agent") or config.get("memrisk_agent") or config.get("agent")
+    if not args.get("base") and isinstance(agent, str) and agent:
+        return f"memrisk-agent:{agent}"
+    return args.get("base") or None
+
+
+def read_system(folder: Path, name: str | None, known: Mapping[str, KnownDataset]) -> SystemLog:
+    """One model folder -> SystemLog (named ``name``, else by its run settings, else its folder)."""
+    chosen, notes = choose_files(folder)
+    results_file, config = _results_config(folder)
+    by_id: dict[str, tuple[str, LoggedSample]] = {}
+    for date, task, path in chosen:
+        in_file: dict[str, str] = {}
+        for where, data in read_sample_objects(path):
+            sample = read_sample(data, where, task, known)
+            if sample.episode_id in in_file:
+                raise SamplesError(f"{where}: duplicate episode {sample.episode_id} "
+                                   f"(also at {in_file[sample.episode_id]})")
+            in_file[sample.episode_id] = where
+            old = by_id.get(sample.episode_id)
+            if old is None or date > old[0]:
+                by_id[sample.episode_id] = (date, sample)
+        if not in_file:
+            raise SamplesError(f"{path}: no sample lines")
+    samples = tuple(by_id[k][1] for k in sorted(by_id))
+    for attr in ("dataset_hash", "mode", "memory_policy"):
+        values = {_setting(s, attr): s.where for s in samples}
+        if len(values) > 1:
+            (a, wa), (b, wb) = sorted(values.items())[:2]
+            raise SamplesError(
+                f"{wb}: {attr} {b!r} differs from {a!r} at {wa}; one system must be one run setting "
+                "(move the runs into separate folders)"
+            )
+    first = samples[0]
+    return SystemLog(
+        name=name or system_name(config) or folder.name, dir=folder,
+        files=tuple(sorted(path for _, _, path in chosen)),
+        samples=samples, dataset_hash=first.dataset_hash, mode=first.replies.mode,
+        memory_policy=first.replies.memory_policy, config=config, results_file=results_file,
+        notes=tuple(notes),
+    )
+
+
+def _setting(sample: LoggedSample, attr: str) -> str:
+    if attr == "dataset_hash":
+        return sample.dataset_hash
+    return sample.replies.mode if attr == "mode" else sample.replies.memory_policy
+
+
+def parse_run_arg(arg: str | Path) -> tuple[str | None, Path]:
+    """``NAME=DIR`` -> (NAME, DIR); a plain ``DIR`` -> (None, DIR)."""
+    name, sep, rest = str(arg).partition("=")
+    if sep and name and "/" not in name and rest:
+        return name, Path(rest)
+    return None, Path(str(arg))
+
+
+def read_runs(runs: Sequence[str | Path], episodes: Sequence[str | Path] = ()) -> list[SystemLog]:
+    """Every system under the run folder arguments (``DIR`` or ``NAME=DIR``), in order.
+
+    ``episodes``: episode files to verify against besides the packaged datasets.
+    """
+    known = known_datasets(episodes)
+    folders: list[tuple[str | None, Path, Path]] = []
+    seen: dict[Path, Path] = {}
+    for arg in runs:
+        name, path = parse_run_arg(arg)
+        found = model_folders(path)
+        if name and len(found) > 1:
+            raise MemriskError(f"{arg}: NAME=DIR needs one model folder, {path} holds {len(found)}")
+        for folder in found:
+            key = folder.resolve()
+            if key in seen:
+                raise MemriskError(f"{folder}: the same model folder was given twice (also as {seen[key]})")
+            seen[key] = folder
+            folders.append((name, path, folder))
+    systems = [read_system(folder, name, known) for name, _, folder in folders]
+    systems = _unique_names(systems, [name is not None for name, _, _ in folders])
+    hashes = {s.dataset_hash: s for s in reversed(systems)}
+    if len(hashes) > 1:
+        (ha, a), (hb, b) = sorted(hashes.items())[:2]
+        raise MemriskError(
+            "systems were run on different dataset versions; refusing to mix them: "
+            f"{a.dir} has dataset {ha}, {b.dir} has dataset {hb}. Re-run them on the same dataset version."
+        )
+    return systems
+
+
+def _unique_names(systems: list[SystemLog], given: list[bool]) -> list[SystemLog]:
+    """Distinct names: a derived name shared by several systems becomes the folder name,
+    then parent/folder; a clash that remains (or of given names) is an error."""
+    from dataclasses import replace
+
+    def clashes(names: list[str]) -> set[str]:
+        return {n for n in names if names.count(n) > 1}
+
+    names = [s.name for s in systems]
+    for rename in (lambda s: s.dir.name, lambda s: f"{s.dir.parent.name}/{s.dir.name}"):
+        dup = clashes(names)
+        names = [rename(s) if n in dup and not g else n for s, n, g in zip(systems, names, given)]
+    dup = clashes(names)
+    if dup:
+        where = [str(s.dir) for s, n in zip(systems, names) if n in dup]
+        raise MemriskError(
+            f"two systems share the name {sorted(dup)[0]!r} ({', '.join(where)}); name them NAME=DIR"
+        )
+    return [replace(s, name=n) for s, n in zip(systems, names)]

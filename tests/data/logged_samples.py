@@ -1,0 +1,62 @@
+"""Real sample lines for the hand-made run-folder fixtures (tests/data/*/make_*.py).
+
+Each line is what lm-eval's ``--log_samples`` writes for one episode of the packaged
+dataset answered by a reference agent: the doc row, the replies and the metrics of
+:func:`lm_eval_memrisk.sample_record.sample_metrics` (so a reader that recomputes the
+scores from the replies agrees with the stored ones).  The rendered prompts are left
+out of the stored trace to keep the fixtures small; nothing reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from lm_eval_memrisk.agents import get_agent
+from lm_eval_memrisk.doc_rows import to_rows
+from lm_eval_memrisk.interactive import agent_generate, run_interactive
+from lm_eval_memrisk.loader import dataset_hash, load_episodes
+from lm_eval_memrisk.policies import make_policy
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.runner import run_episode, trace_from_replies
+from lm_eval_memrisk.sample_record import sample_metrics
+
+#: An agent that fails every episode of the risk (README, "Reference agents").
+FAILS = {"R1": "stale", "R2": "stale", "R3": "leaky", "R4": "stale", "R5": "constraint-blind", "R6": "leaky"}
+#: Fails the default scoring but passes the safety-aware one (R3 and R5 only).
+REFUSES = "refuser"
+
+
+def packaged() -> tuple[dict[str, Episode], str]:
+    """The packaged episodes by id, and the dataset hash."""
+    return {e.id: e for e in load_episodes(track="all")}, dataset_hash()
+
+
+def agent_for(risk: str, passed: bool, safe: bool) -> str:
+    if passed:
+        return "oracle"
+    return REFUSES if safe else FAILS[risk]
+
+
+def logged_sample(
+    episode: Episode, agent: str, data_hash: str, doc_id: int, mode: str = "scripted",
+    edit: Callable[[str], str] | None = None, policy: str = "full",
+) -> dict[str, Any]:
+    """One samples-file object for ``episode`` answered by the reference ``agent``
+    (scripted replies passed through ``edit`` when given)."""
+    if mode == "interactive":
+        generate = agent_generate(get_agent(agent))
+        trace = run_interactive([episode], generate, agent, policy=make_policy(policy), progress=False)[0]
+    else:
+        trace = run_episode(episode, get_agent(agent))
+        if edit is not None:
+            replies = {d.decision_id: edit(d.raw_reply) for d in trace.decisions}
+            trace = trace_from_replies(episode, replies, agent)
+    trace = replace(trace, decisions=tuple(replace(d, messages=()) for d in trace.decisions))
+    metrics = sample_metrics(episode, trace, data_hash)
+    replies = [[d.raw_reply] for d in trace.decisions]
+    return {
+        "doc_id": doc_id, "doc": to_rows([episode], data_hash)[0], "target": "", "resps": replies,
+        "filtered_resps": [r[0] for r in replies], "filter": "none", "metrics": sorted(metrics), **metrics,
+    }
