@@ -4,7 +4,7 @@
    installed as the package ``lm_eval_memrisk.lmeval_tasks``.
 2. ``lm_eval_memrisk-autoload.pth`` is copied to the root of site-packages so that the
    plain ``lm_eval`` CLI finds the MemRiskBench tasks and models (see
-   ``lm_eval_memrisk/discovery.py`` and the README section "How lm_eval finds us").
+   ``lm_eval_memrisk/_autoload.py`` and the README section "lm-eval integration").
 """
 
 from pathlib import Path

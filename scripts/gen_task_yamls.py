@@ -1,7 +1,8 @@
 """Generate the lm-eval task configs in tasks/memriskbench/ from one table.
 
 Run from the repository root:  python scripts/gen_task_yamls.py
-tests/test_task_yamls.py re-runs this and fails if the committed files differ.
+tests/test_lm_eval_tasks.py (test_yaml_files_are_generated_from_the_script) re-runs
+this and fails if the committed files differ.
 """
 
 from __future__ import annotations
