@@ -1,5 +1,6 @@
-"""lm-eval integration: generic task checks (adapted from lm-eval's tests/test_tasks.py)
-and the whole lm-eval path with the reference agents as the model."""
+"""lm-eval integration: task index, generated YAMLs, task sizes, and the whole lm-eval
+path with the reference agents as the model (lm-eval's generic task checks are in
+tests/test_lm_eval_generic_tasks.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from lm_eval.tasks import TaskManager  # noqa: E402
 from lm_eval_memrisk._autoload import tasks_dir  # noqa: E402
 from lm_eval_memrisk.loader import load_episodes  # noqa: E402
 
-LIMIT = 3
 EXPECTED_TASKS = (
     [f"memriskbench_r{i}" for i in range(1, 7)]
     + [f"memriskbench_r{i}_{t}" for i in range(1, 6) for t in ("easy", "medium", "hard")]
@@ -61,27 +61,6 @@ def test_task_sizes_match_the_dataset(loaded):
         want = [e for e in eps if e.risk == risk.upper() and (not tier or e.tier == tier)]
         assert len(task.eval_docs) == len(want), name
         assert [d["episode_id"] for d in task.eval_docs] == [e.id for e in want]
-
-
-@pytest.mark.parametrize("name", EXPECTED_TASKS)
-def test_generic_task_checks(loaded, name):
-    task = loaded[name]
-    task.download(task.config.dataset_kwargs)
-    assert task.dataset is not None
-    assert task.has_test_docs() and task.config.test_split is not None
-    assert task.has_training_docs() in (True, False) and task.has_validation_docs() in (True, False)
-    assert task.should_decontaminate() is False
-    docs = list(task.test_docs())[:LIMIT]
-    for doc in docs:
-        text = task.doc_to_text(doc)
-        assert isinstance(text, str) and text and not text[-1].isspace()
-        assert isinstance(task.doc_to_target(doc), str)
-    task.build_all_requests(rank=0, limit=LIMIT, world_size=1)
-    assert task.instances
-    n_dps = sum(len(__import__("lm_eval_memrisk.harness.docs", fromlist=["x"]).episode_of(d).decision_points)
-                for d in docs)
-    assert len(task.instances) == n_dps  # one request per decision point
-    assert all(isinstance(i.args[0], str) for i in task.instances)
 
 
 def test_subset20_fails_clearly_without_subset_file(tm, monkeypatch, tmp_path):
