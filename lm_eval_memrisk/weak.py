@@ -192,6 +192,12 @@ WEAKNESSES: dict[str, Weakness] = {
                  lambda s: _at_least(s.constraint_age, 4) and s.updates >= 1, "constraint-blind"),
         Weakness("decay-indirect", "ignores a constraint >= 4 turns old when the request does not name the key",
                  lambda s: _at_least(s.constraint_age, 4) and s.indirect, "constraint-blind"),
+        Weakness("churn2-indirect", "uses the oldest value of a key updated twice when the request does not name it",
+                 lambda s: s.updates >= 2 and s.indirect, "stale"),
+        Weakness("deep-chain", "ignores a constraint >= 4 turns old on an updated key that another scope "
+                 "also holds newer (no seed has two of the three conditions)",
+                 lambda s: _at_least(s.constraint_age, 4) and s.updates >= 1 and s.foreign_newer,
+                 "constraint-blind"),
     )
 }
 
@@ -222,11 +228,13 @@ PROFILES: dict[str, Profile] = {
         Profile("churn-bleed", "two conditions: an updated key and another scope's newer note",
                 ("churn-bleed",)),
         Profile("decay-churn", "two conditions: an old constraint on an updated key", ("decay-churn",)),
+        Profile("deep-chain", "three conditions at once: only a chain of >= 2 mutations reaches it",
+                ("deep-chain",)),
         Profile("fuzz-target",
                 "the fuzzer's target: 8 weaknesses from shallow (one mutation of a seed "
-                "it passes) to deep (three updates, two-condition chains)",
-                ("churn3", "churn-bleed", "decay-churn", "decay-indirect", "gap10", "decay8",
-                 "revoked-blind", "scope-bleed")),
+                "it passes) to deep (deep-chain: two or more mutations)",
+                ("revoked-blind", "newest-wins", "gap10", "churn3", "churn2-indirect",
+                 "decay-indirect", "decay8", "deep-chain")),
     )
 }
 

@@ -38,7 +38,20 @@ def test_catalogue_has_eight_profiles_of_different_strengths():
     assert len({n for n in counts.values() if n > 0}) >= 5, counts
     # the two-condition profiles are reached by (almost) no unmutated episode
     assert counts["churn-bleed"] <= 2 and counts["decay-churn"] <= 2, counts
+    assert counts["deep-chain"] == 0
     assert counts["churn1"] > counts["churn2"] > 0
+
+
+def test_no_seed_is_one_mutation_from_the_deep_chain():
+    """Each operator adds at most one of deep-chain's three conditions (a constraint, an
+    update, another scope's newer note), and no seed checkpoint has two of them."""
+    from lm_eval_memrisk.fuzz.seeds import make_seeds
+
+    seeds, _ = make_seeds(EPISODES)
+    for seed in seeds:
+        s = structure(seed.episode, seed.episode.decision_points[-1].id)
+        met = [s.constraint_age is not None and s.constraint_age >= 4, s.updates >= 1, s.foreign_newer]
+        assert sum(met) <= 1, seed.episode.id
 
 
 @pytest.mark.parametrize("name", sorted(WEAKNESSES))
