@@ -13,7 +13,7 @@ EPISODES = load_episodes()
 
 def test_known_expected_pass_matches_fresh_runs():
     system = "weak:churn1+decay4:p=0.5"
-    mats = [outcomes(EPISODES, [system], s).passed for s in range(0, 31)]
+    mats = [outcomes(EPISODES, [system], s).passed for s in range(31)]
     assert not np.array_equal(mats[0], mats[1])  # another seed gives fresh outcomes
     assert np.array_equal(mats[0], outcomes(EPISODES, [system], 0).passed)  # same seed, same outcomes
     runs = [m.sum() for m in mats[1:]]
