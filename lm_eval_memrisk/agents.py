@@ -120,6 +120,22 @@ class ReferenceAgent:
 AGENT_NAMES: tuple[str, ...] = ("oracle", "stale", "leaky", "amnesiac", "refuser", "constraint-blind")
 
 
-def get_agent(name: str) -> ReferenceAgent:
-    """The reference agent called ``name`` (see :data:`AGENT_NAMES`)."""
+def get_agent(name: str) -> Any:
+    """The scripted agent called ``name``: a reference agent (see :data:`AGENT_NAMES`)
+    or a planted-weakness agent ``weak:PROFILE`` (see :mod:`lm_eval_memrisk.weak`)."""
+    if name.startswith("weak:"):
+        from lm_eval_memrisk.weak import parse_weak
+
+        return parse_weak(name)
     return ReferenceAgent(name)
+
+
+def agent_name(text: str) -> str:
+    """argparse ``type=`` for ``--agent``: a reference agent or ``weak:PROFILE``."""
+    import argparse
+
+    try:
+        get_agent(text)
+    except MemriskError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text

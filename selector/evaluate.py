@@ -25,7 +25,7 @@ from selector.features import (
     standardize,
     trace_feature_matrix,
 )
-from selector.greedy import GreedyResult, greedy_order, subset_size
+from selector.greedy import GreedyResult, check_cover, greedy_order, subset_size
 from selector.io import RunMatrix
 from selector.objective import (
     METRICS,
@@ -140,6 +140,12 @@ def compare_methods(m: RunMatrix, x: FloatArray, order: IntArray, s: Settings) -
             vals = obj.metrics(masks)
             rows.append({"method": method, "fraction": f, "size": k, "stochastic": stochastic,
                          **{key: summarise(vals[key], stochastic) for key in METRICS}})
+            if method == SELECTOR and s.weights.beta > 0 and k < len(m.risk_names):
+                rows[-1]["note"] = (f"{k} episodes < {len(m.risk_names)} risk types: the prefix of the "
+                                    f"order holds the seeds of the first {k} risks only")
+    if not obj.high_risk_defined:  # a tie straddles the bottom-k cut: nothing to detect
+        for row in rows:
+            row["high_risk"] = {"na": 1.0}
     return rows
 
 
@@ -254,8 +260,9 @@ def select_subset(m: RunMatrix, s: Settings) -> tuple[FloatArray, IntArray, IntA
     """(features, selection order to the largest fraction, subset at ``s.fraction``)."""
     x = feature_matrix(m)
     n_ep = len(m.episode_ids)
-    k_max = max(subset_size(f, n_ep) for f in s.all_fractions())
-    order = select_order(m, x, s.weights, k_max).order
+    sizes = [subset_size(f, n_ep) for f in s.all_fractions()]
+    check_cover([subset_size(s.fraction, n_ep)], len(m.risk_names), s.weights.beta)
+    order = select_order(m, x, s.weights, max(sizes)).order
     return x, order, np.sort(order[:subset_size(s.fraction, n_ep)])
 
 

@@ -1,7 +1,11 @@
 """The risk-preserving selector: a risk-cover seed phase, then greedy forward selection.
 
-1. Seed phase: for every risk type (in sorted order) the episode with the highest
-   discrimination score, ties broken by episode id.
+1. Seed phase (only when coverage counts, beta > 0): for every risk type (in sorted
+   order) the episode with the highest discrimination score, ties broken by episode
+   id.  After it cov(S) = 1 for every larger S, so beta's size never changes a later
+   pick: beta > 0 means "cover every risk first", beta = 0 "ignore coverage" (then the
+   greedy starts from the empty set).  A subset smaller than the number of risk types
+   cannot be covered and is refused (:func:`check_cover`), never silently cut.
 2. Greedy: repeatedly add the episode with the largest Psi(S + e) (= largest gain); ties
    within ``TIE_TOL`` go to the highest feature priority, then to the smallest episode id.
 
@@ -52,6 +56,16 @@ def seed_phase(risk_codes: IntArray, seed_score: FloatArray) -> list[int]:
         members = np.flatnonzero(risk_codes == r)
         seeds.append(int(members[np.argmax(seed_score[members])]))
     return seeds
+
+
+def check_cover(sizes: list[int], n_risks: int, beta: float) -> None:
+    """Refuse subset sizes below the number of risk types when coverage counts (beta > 0)."""
+    small = [k for k in sizes if k < n_risks]
+    if beta > 0 and small:
+        raise ValueError(
+            f"a subset of {min(small)} episodes cannot cover all {n_risks} risk types; "
+            "choose a larger fraction, or --beta 0 to select without covering every risk"
+        )
 
 
 @dataclass(frozen=True)
@@ -138,7 +152,8 @@ def _int_rank_stats(v: IntArray) -> tuple[IntArray, IntArray]:
 def _psi_gain(obj: Objective, counts: IntArray, q: IntArray, add_q: IntArray) -> FloatArray:
     """alpha*rho + gamma*hr after adding candidates with pass flags ``add_q`` on systems ``q``.
 
-    cov is full after the seed phase, so it does not enter the argmax.  Only pairs inside
+    cov is full after the seed phase (beta > 0) and weightless without it (beta = 0),
+    so it does not enter the argmax.  Only pairs inside
     ``q`` are recomputed: a system outside ``q`` is >= 2 away from every other one, so
     adding one episode changes neither its rank nor its high-risk membership.
     """
@@ -207,12 +222,19 @@ def _pick(obj: Objective, pool: _Pool, counts: IntArray) -> int:
     return _pick_large_q(obj, pool, counts, q)
 
 
+def _seeds(obj: Objective, risk_codes: IntArray, seed_scores: FloatArray, k_max: int) -> list[int]:
+    if obj.weights.beta <= 0:
+        return []
+    check_cover([k_max], len(np.unique(risk_codes)), obj.weights.beta)
+    return seed_phase(risk_codes, seed_scores)
+
+
 def greedy_order(obj: Objective, risk_codes: IntArray, seed_scores: FloatArray,
                  priority: FloatArray, k_max: int) -> GreedyResult:
     """Selection order of the first ``k_max`` episodes (seed phase, then greedy)."""
     passed = obj.passed.astype(bool)
     k_max = min(k_max, passed.shape[0])
-    chosen = seed_phase(risk_codes, seed_scores)[:k_max]
+    chosen = _seeds(obj, risk_codes, seed_scores, k_max)
     n_seeds = len(chosen)
     pool = _Pool(passed, priority, chosen)
     counts = passed[chosen].sum(axis=0).astype(np.int64)
@@ -228,7 +250,7 @@ def reference_greedy_order(obj: Objective, risk_codes: IntArray, seed_scores: Fl
                            priority: FloatArray, k_max: int) -> IntArray:
     """Plain O(N) per step implementation of the same rule (for tests and small sets)."""
     n_ep = obj.passed.shape[0]
-    chosen = seed_phase(risk_codes, seed_scores)[:k_max]
+    chosen = _seeds(obj, risk_codes, seed_scores, min(k_max, n_ep))
     pos = priority_positions(priority)
     mask = np.zeros(n_ep, dtype=bool)
     mask[chosen] = True

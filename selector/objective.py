@@ -84,6 +84,12 @@ def bottom_k_membership(values: NDArray[np.floating] | NDArray[np.integer], k: i
     return np.clip(k - below, 0.0, ties) / ties
 
 
+def bottom_k_defined(values: NDArray[np.floating] | NDArray[np.integer], k: int) -> bool:
+    """Whether the bottom-k set is unambiguous: no tie group straddles the cut."""
+    v = np.sort(np.asarray(values, dtype=np.float64))
+    return 0 < k < v.size and bool(v[k - 1] < v[k])
+
+
 def high_risk_recall(membership: FloatArray, ref_membership: FloatArray, k: int) -> FloatArray:
     """``sum_i min(m_i(S), m_i(E)) / k`` along the last axis."""
     return np.asarray(np.minimum(membership, ref_membership).sum(axis=-1) / k, dtype=np.float64)
@@ -118,6 +124,8 @@ class Objective:
         full = self.passed.sum(axis=0)
         self.ref_ranks = average_ranks(full)
         self.ref_membership = bottom_k_membership(full, self.k)
+        self.high_risk_defined = bottom_k_defined(full, self.k)
+        """Whether the high-risk set of the full set is well-defined (reported only then)."""
 
     def rho_hr(self, below: FloatArray, ties: FloatArray) -> tuple[FloatArray, FloatArray]:
         """rho and hr from :func:`rank_stats` of the subset counts."""

@@ -141,6 +141,8 @@ def _fixed3(x: float) -> str:
 
 
 def _cell(v: dict[str, float]) -> str:
+    if "na" in v:
+        return "n/a (tied bottom-k)"
     if "point" in v:
         return _fixed3(v["point"])
     return f"{_fixed3(v['mean'])} [{_fixed3(v['lo'])}, {_fixed3(v['hi'])}]"
@@ -168,7 +170,8 @@ def render_markdown(r: PipelineResult) -> str:
         rows = [[f"Full ({len(m.episode_ids)} ep)"] + [_cell(full[0][k]) for k in METRICS]]
         for method in METHODS:
             row = next(x for x in r.comparison if x["method"] == method and x["fraction"] == f)
-            rows.append([method + (" (ours)" if method == "Risk-Preserving" else "")]
+            rows.append([method + (" (ours)" if method == "Risk-Preserving" else "")
+                         + (f" ({row['note']})" if "note" in row else "")]
                         + [_cell(row[k]) for k in METRICS])
         out += [f"### {_num(round(f * 100, 6))}% subset ({_size(r, f)} episodes)", ""]
         out += _table(header, rows) + [""]

@@ -106,3 +106,29 @@ def test_same_seed_same_run(strategy: str) -> None:
     ]
     assert [e.episode for e in runs[0].executed] == [e.episode for e in runs[1].executed]
     assert runs[0].unique == runs[1].unique and runs[0].coverage == runs[1].coverage
+
+
+def test_guided_never_starves_the_roots() -> None:
+    """A hugely energetic lineage still leaves every root a chance: half the picks are
+    uniform over the roots."""
+    es = entries()
+    g = Guided(es, random.Random(2))
+    child = Entry(episode=es[0].episode, exp=es[0].exp, chain=({"op": "paraphrase", "params": {}},))
+    g.feedback(es[0], child, "paraphrase", new_points=1000, divergence=1.0)
+    picked = [g.choose()[0] for _ in range(400)]
+    roots = {id(e) for e in picked if e in es}
+    assert len(roots) == len(es)  # every root was picked at least once
+    assert 0.3 < sum(e is child for e in picked) / len(picked) < 0.7
+
+
+def test_coverage_does_not_read_the_reply() -> None:
+    """Coverage points are the same whatever the system under test answered (under the
+    ``full`` policy "an avoided item was used" would be the failure label itself)."""
+    from lm_eval_memrisk.fuzz.coverage import points
+    from lm_eval_memrisk.runner import run_episode
+
+    seed = entries()[0]
+    m = mutate(seed.episode, seed.exp, "insert_update", random.Random(0))
+    assert m is not None
+    recs = [run_episode(m.episode, get_agent(a)).decisions[-1] for a in ("oracle", "stale", "amnesiac")]
+    assert len({points(m.episode, m.exp, m.op, r) for r in recs}) == 1

@@ -85,9 +85,23 @@ def test_ties_in_gain_go_to_higher_priority_then_smaller_index():
     assert greedy_order(obj, risks, np.zeros(4), np.array([0.0, 0.2, 0.9, 0.2]), 4).order.tolist() == [0, 2, 1, 3]
 
 
-def test_fewer_slots_than_risks_keeps_the_first_seeds():
+def test_fewer_slots_than_risks_is_an_error_not_a_dropped_risk():
     passed = np.array([[1, 0], [0, 1], [1, 1]], dtype=bool)
     risks = np.array([0, 1, 2])
     obj = Objective(passed, risks, Weights())
-    res = greedy_order(obj, risks, np.zeros(3), np.zeros(3), 2)
-    assert res.order.tolist() == [0, 1] and res.n_seeds == 2
+    with pytest.raises(ValueError, match="cannot cover all 3 risk types"):
+        greedy_order(obj, risks, np.zeros(3), np.zeros(3), 2)
+    free = Objective(passed, risks, Weights(beta=0.0))  # coverage ignored: explicit, allowed
+    res = greedy_order(free, risks, np.zeros(3), np.zeros(3), 2)
+    assert len(res.order) == 2 and res.n_seeds == 0
+
+
+def test_beta_switches_the_seed_phase():
+    rng = np.random.default_rng(4)
+    passed = rng.random((40, 5)) < 0.5
+    risks = np.repeat(np.arange(5), 8)
+    prio = rng.random(40)
+    with_cover = greedy_order(Objective(passed, risks, Weights(beta=1.0)), risks, prio, prio, 8)
+    without = greedy_order(Objective(passed, risks, Weights(beta=0.0)), risks, prio, prio, 8)
+    assert with_cover.n_seeds == 5 and set(risks[with_cover.order[:5]]) == set(range(5))
+    assert without.n_seeds == 0 and with_cover.order.tolist() != without.order.tolist()

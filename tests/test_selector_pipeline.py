@@ -166,6 +166,6 @@ def test_select_cli_without_matplotlib_skips_plots(tmp_path, capsys, monkeypatch
         raise ModuleNotFoundError("plots need matplotlib")
 
     monkeypatch.setattr(selector.plots, "_pyplot", missing)
-    assert main(["select", *map(str, RUNS), "--bootstrap", "2", "--out", str(tmp_path)]) == 0
+    assert main(["select", *map(str, RUNS), "--bootstrap", "2", "--fraction", "0.4", "--out", str(tmp_path)]) == 0
     assert "the plots were skipped" in capsys.readouterr().err
     assert (tmp_path / "report.md").exists() and not (tmp_path / "ranking.png").exists()

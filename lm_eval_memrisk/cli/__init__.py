@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "leaderboard": "leaderboard",
     "report": "report",
     "fuzz": "fuzz",
+    "weak": "weak",
 }
 
 

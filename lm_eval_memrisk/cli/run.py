@@ -17,10 +17,11 @@ HELP = "run an agent or lm-eval model over the episodes; write traces, scores an
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from lm_eval_memrisk.agents import AGENT_NAMES
+    from lm_eval_memrisk.agents import AGENT_NAMES, agent_name
 
     who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--agent", choices=AGENT_NAMES, help="a reference agent")
+    who.add_argument("--agent", type=agent_name, metavar="|".join(AGENT_NAMES) + "|weak:NAME",
+                     help="a reference agent or a planted-weakness agent (memrisk weak --list)")
     who.add_argument("--model", help="an lm-eval model name, e.g. llama-cpp, hf, local-chat-completions")
     p.add_argument("--model_args", default="", help="lm-eval model_args, e.g. model=smollm2-135m")
     p.add_argument("--mode", default="scripted", choices=("scripted", "interactive"))

@@ -7,6 +7,14 @@ first ``strategy.candidates`` valid ones (by static coverage); chosen mutants ar
 batches on the system under test together with any parent not run yet; each run
 mutant feeds coverage and divergence back to the strategy, and is judged for the
 report.  The budget counts executed mutants only.
+
+A *unique failure* is a distinct root cause, counted only where the parent passes and
+the mutant fails.  With a planted-weakness agent as the system under test
+(``planted``), the root cause is the planted weakness acting at the mutant's decision
+point, so unique failures = distinct planted weaknesses triggered; a failing mutant
+where no weakness acts is a *false positive* (the agent replied as the oracle, so the
+mutant's ground truth is wrong).  Without one, the root cause is (targeted risk, role
+of the memory item the failing check implicates).
 """
 
 from __future__ import annotations
@@ -20,17 +28,26 @@ from typing import Any
 
 from tqdm import tqdm
 
-from lm_eval_memrisk.fuzz.coverage import Point, divergence, points, static_keys, universe_size
+from lm_eval_memrisk.fuzz.coverage import (
+    SHAPE,
+    Point,
+    divergence,
+    measured,
+    points,
+    static_keys,
+    universe_size,
+)
 from lm_eval_memrisk.fuzz.execute import Executor, judge, last_record
 from lm_eval_memrisk.fuzz.guidance import Entry, StaticKey, Strategy, make_strategy
 from lm_eval_memrisk.fuzz.mutate import Mutant, mutate
 from lm_eval_memrisk.fuzz.seeds import Seed
 from lm_eval_memrisk.fuzz.validate_mutant import check_mutant
 from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.weak import WeakAgent
 
 #: Give up after this many attempts per unit of budget (all mutants invalid/duplicate).
 ATTEMPTS_PER_EXECUTION = 40
-FailureKey = tuple[str, str, str]
+FailureKey = tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -48,6 +65,9 @@ class Executed:
     divergence: float
     reply: str = ""
     """The system under test's reply at the decision point (first 300 characters)."""
+    planted: str | None = None
+    """The planted weakness acting at the decision point (planted-weakness SUT only)."""
+    planted_sut: bool = False
 
     @property
     def op(self) -> str:
@@ -55,8 +75,17 @@ class Executed:
 
     @property
     def keys(self) -> list[FailureKey]:
-        """Unique-failure keys: (failing check kind, operator, memory item role)."""
-        return [(kind, self.op, role) for kind, role in self.failing]
+        """Root-cause keys of a (parent passes, mutant fails) pair (see the module docstring)."""
+        if not self.pair:
+            return []
+        if self.planted_sut:
+            return [(self.planted,)] if self.planted else []
+        return sorted({(self.episode.risk, role) for _, role in self.failing})
+
+    @property
+    def false_positive(self) -> bool:
+        """A failing mutant of a planted-weakness SUT that no weakness explains."""
+        return self.planted_sut and not self.passed and self.planted is None
 
     @property
     def pair(self) -> bool:
@@ -78,9 +107,14 @@ class RunResult:
     curve: list[dict[str, float]] = field(default_factory=list)
     unique: dict[FailureKey, str] = field(default_factory=dict)
     """Unique failure key -> id of the first mutant that showed it."""
+    first_detection: dict[str, int] = field(default_factory=dict)
+    """Unique failure (joined key) -> budget (execution index) at which it was first shown."""
+    planted_total: int | None = None
+    """Number of planted weaknesses of the SUT (None: not a planted-weakness agent)."""
     model_calls: int = 0
     """Decision points this run sent to the system under test (cache misses)."""
     seconds: float = 0.0
+    """Wall time (not written to the outputs, which stay byte-identical for a seed)."""
 
     @property
     def failures(self) -> list[Executed]:
@@ -97,15 +131,25 @@ class RunResult:
             "failures": sum(not e.passed for e in self.executed),
             "pairs": sum(e.pair for e in self.executed),
             "unique_failures": len(self.unique),
-            "coverage_points": len(self.coverage),
+            "coverage_points": measured(self.coverage),
             "coverage_universe": self.universe,
-            "coverage": len(self.coverage) / self.universe if self.universe else 0.0,
+            "coverage": measured(self.coverage) / self.universe if self.universe else 0.0,
+            "first_detection": dict(sorted(self.first_detection.items())),
+            "roots_used": len({str(e.episode.metadata.get("root", "")) for e in self.executed}),
             "rejected": dict(sorted(self.rejected.items())),
             "inapplicable": self.inapplicable,
             "duplicates": self.duplicates,
             "attempts": self.attempts,
             "model_calls": self.model_calls,
-            "seconds": round(self.seconds, 1),
+            **self.planted_summary(),
+        }
+
+    def planted_summary(self) -> dict[str, Any]:
+        if self.planted_total is None:
+            return {}
+        return {
+            "planted": {"triggered": len(self.unique), "total": self.planted_total},
+            "false_positives": sum(e.false_positive for e in self.executed),
         }
 
 
@@ -122,8 +166,11 @@ def run_campaign(
     batch: int = 1,
     max_depth: int = 3,
     progress: bool = True,
+    planted: WeakAgent | None = None,
 ) -> RunResult:
-    """Fuzz for ``budget`` mutant executions (see the module docstring)."""
+    """Fuzz for ``budget`` mutant executions (see the module docstring).
+
+    ``planted``: the planted-weakness agent behind ``executor``, for root causes."""
     if not seeds:
         raise ValueError("no seeds to fuzz")
     rng = random.Random(f"memrisk-fuzz:{strategy}:{seed}")
@@ -137,6 +184,7 @@ def run_campaign(
         seed=seed,
         budget=budget,
         universe=universe_size(seed_pairs, retrieval=executor.policy is not None),
+        planted_total=len(planted.weaknesses) if planted is not None else None,
     )
     seen: set[str] = {s.episode.id for s in seeds}
     calls_before, started = executor.calls, time.monotonic()
@@ -151,7 +199,7 @@ def run_campaign(
             if mutant is not None:
                 pending.append(mutant)
         if pending:
-            _execute(pending, executor, search, result)
+            _execute(pending, executor, search, result, planted)
             bar.update(len(pending))
             bar.set_postfix(
                 failures=sum(not e.passed for e in result.executed), unique=len(result.unique)
@@ -193,7 +241,8 @@ def _next_mutant(
     if not found:
         return None
     keys = [static_keys(m.episode, m.exp, m.op) for m in found]
-    best = search.pick(keys, {p[:4] for p in result.coverage} | planned)
+    covered: set[StaticKey] = {(p[0], p[1], p[2], p[3]) for p in result.coverage if p[0] != SHAPE}
+    best = search.pick(keys, covered | planned)
     chosen = found[best]
     planned |= keys[best]
     seen.add(chosen.id)
@@ -201,7 +250,11 @@ def _next_mutant(
 
 
 def _execute(
-    pending: list[tuple[Entry, Mutant]], executor: Executor, search: Any, result: RunResult
+    pending: list[tuple[Entry, Mutant]],
+    executor: Executor,
+    search: Any,
+    result: RunResult,
+    planted: WeakAgent | None,
 ) -> None:
     parents = [e for e, _ in pending if e.record is None]
     traces = executor.run([e.episode for e in parents] + [m.episode for _, m in pending])
@@ -230,14 +283,22 @@ def _execute(
             new_points=new,
             divergence=div,
             reply=rec.raw_reply[:300],
+            planted=(
+                planted.decide(mutant.episode, mutant.episode.decision_points[-1].id)[1]
+                if planted is not None
+                else None
+            ),
+            planted_sut=planted is not None,
         )
         result.executed.append(done)
         for key in done.keys:
-            result.unique.setdefault(key, mutant.id)
+            if key not in result.unique:
+                result.unique[key] = mutant.id
+                result.first_detection[":".join(k for k in key if k)] = done.index
         result.curve.append(
             {
                 "budget": done.index,
                 "unique_failures": len(result.unique),
-                "coverage": len(result.coverage) / result.universe if result.universe else 0.0,
+                "coverage": measured(result.coverage) / result.universe if result.universe else 0.0,
             }
         )

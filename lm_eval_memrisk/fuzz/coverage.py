@@ -1,12 +1,19 @@
-"""Behavioural coverage and parent/mutant divergence (the guidance's only feedback).
+"""State coverage and parent/mutant divergence (the guidance's only feedback).
 
 A coverage point is ``(risk, check kind, operator, memory item role, visibility)``:
 for every check kind of the mutant's decision point and every memory item in the
-store there, whether the item was ``used`` in the reply, only ``shown`` to the agent
-under the memory policy, or ``hidden`` (not retrieved).  Nothing here reads whether
-a check passed.  Coverage at B = covered points / the universe of points the
-operators can reach from the seeds (:func:`universe`; ``hidden`` only counts under a
-policy that retrieves, since ``full`` shows every note).
+store there, whether the item was ``shown`` to the agent under the memory policy or
+``hidden`` (not retrieved).  Whether the reply *used* an item is deliberately not a
+coverage state: under the ``full`` policy "an item to avoid was used" is the failure
+label itself.  Besides these, every mutant covers one *shape* point: the bucketed
+structure of its decision point (same-key updates, write-to-use distance, another
+scope's newer note, indirect request, conflict, revocation, constraint age; see
+:func:`lm_eval_memrisk.weak.structure`), which rewards reaching new memory states
+(deeper update chains, older constraints, combined conditions).  Nothing here reads
+the reply or whether a check passed.  Coverage at B = covered (risk, kind, operator,
+role, visibility) points / the universe of those the operators can reach from the
+seeds (:func:`universe`; ``hidden`` only counts under a policy that retrieves, since
+``full`` shows every note); shape points steer the search but are not in Cov@B.
 """
 
 from __future__ import annotations
@@ -19,26 +26,56 @@ from lm_eval_memrisk.fuzz.operators import OPERATORS
 from lm_eval_memrisk.normalize import normalize
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.trace import DecisionRecord
+from lm_eval_memrisk.weak import structure
 
-STATES = ("used", "shown", "hidden")
-Point = tuple[str, str, str, str, str]
+STATES = ("shown", "hidden")
+SHAPE = "shape"
+Point = tuple[str, ...]
 
 
 def visibility(item_id: str, rec: DecisionRecord) -> str:
-    if item_id in rec.memory_used:
-        return "used"
     return "shown" if item_id in rec.visible_items else "hidden"
 
 
+def _bucket(value: int | None, edges: tuple[int, ...]) -> str:
+    if value is None:
+        return "-"
+    return str(sum(value >= e for e in edges))
+
+
+def shape(episode: Episode) -> Point:
+    """The shape point of a checkpoint: its decision point's bucketed structure."""
+    s = structure(episode, episode.decision_points[-1].id)
+    return (
+        SHAPE,
+        episode.risk,
+        str(min(s.updates, 3)),
+        _bucket(s.gap, (4, 8, 12)),
+        _bucket(s.constraint_age, (4, 8)),
+        "".join(
+            flag if on else "-"
+            for flag, on in (("f", s.foreign_newer), ("i", s.indirect), ("c", s.conflict),
+                             ("r", s.revoked))
+        ),
+    )
+
+
 def points(episode: Episode, exp: Expectation, op: str, rec: DecisionRecord) -> frozenset[Point]:
-    """Coverage points of one executed mutant."""
+    """Coverage points of one executed mutant (state only, never the reply)."""
     role = roles(episode, exp)
     kinds = sorted({c.kind for c in episode.decision_points[-1].checks})
-    return frozenset(
+    out: set[Point] = {
         (episode.risk, kind, op, role[i.id], visibility(i.id, rec))
         for kind in kinds
         for i in rec.state.memory
-    )
+    }
+    out.add(shape(episode))
+    return frozenset(out)
+
+
+def measured(covered: Iterable[Point]) -> int:
+    """How many covered points count towards Cov@B (shape points do not)."""
+    return sum(1 for p in covered if p[0] != SHAPE)
 
 
 def static_keys(

@@ -235,7 +235,7 @@ def verb_phrase(tool: str | None) -> str:
 
 
 def _wording(episode: Episode, exp: Expectation) -> dict[str, str]:
-    return {"key": exp.key, "verb": verb_phrase(exp.tool)}
+    return {"key": exp.key, "tail": exp.key.split()[-1], "verb": verb_phrase(exp.tool)}
 
 
 def derive(episode: Episode, exp: Expectation) -> tuple[tuple[Check, ...], dict[str, Any]]:

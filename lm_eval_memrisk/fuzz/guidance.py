@@ -3,17 +3,20 @@
 * ``guided`` — an energy/priority queue over a growing corpus.  gain =
   log(1 + new coverage points) + divergence from the parent's behaviour.  A mutant
   with gain > 0 joins the corpus with energy 1 + gain and gives its parent
-  gain / 2 more; the entry with the highest ``energy / (1 + picks)`` is mutated
-  next.  Operators are drawn (seeded, without replacement) with weight
+  gain / 2 more.  Every other pick (seeded coin, :data:`EXPLORE`) is a uniformly
+  random root seed, so no root starves; otherwise the entry with the highest
+  ``energy / (1 + picks)`` is mutated next.  Operators are drawn (seeded, without replacement) with weight
   ``(1 + gain) / (1 + uses)``, unused ones first; of the first
   :data:`CANDIDATES` valid mutants (validation is cheap, execution is not) the one
   whose static coverage keys (risk, check kind, operator, role) are least covered
   so far is executed.
 * ``coverage`` — the same with gain = coverage only (no divergence).
-* ``random`` — a uniformly random seed, a random operator order, the first valid
-  mutant; no feedback.
+* ``random`` — a uniformly random corpus entry (the seeds and every executed mutant
+  below the depth limit, so random search chains operators too), a random operator
+  order, the first valid mutant; no feedback signal.
 
-Feedback is coverage and divergence only: pass/fail labels never reach a strategy.
+Feedback is coverage (input state only, see :mod:`.coverage`) and divergence only:
+pass/fail labels never reach a strategy.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ STRATEGIES = ("guided", "random", "coverage")
 UNUSED_WEIGHT = 3.0
 #: Valid mutants a guided strategy compares before executing one.
 CANDIDATES = 4
+#: Share of guided picks that go to a uniformly random root seed (no starvation).
+EXPLORE = 0.5
 StaticKey = tuple[str, str, str, str]
 
 
@@ -80,11 +85,21 @@ class Strategy:
 class RandomMutation(Strategy):
     name = "random"
 
+    def __init__(self, seeds: Sequence[Entry], rng: random.Random, max_depth: int = 3):
+        super().__init__(seeds, rng, max_depth)
+        self.corpus: list[Entry] = list(self.seeds)
+
     def choose(self) -> tuple[Entry, list[str]]:
-        entry = self.seeds[self.rng.randrange(len(self.seeds))]
+        entry = self.corpus[self.rng.randrange(len(self.corpus))]
         ops = list(OPERATORS)
         self.rng.shuffle(ops)
         return entry, ops
+
+    def feedback(
+        self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float
+    ) -> None:
+        if child.depth < self.max_depth:  # no signal read: every executed mutant joins
+            self.corpus.append(child)
 
 
 class Guided(Strategy):
@@ -110,7 +125,10 @@ class Guided(Strategy):
         return (1.0 + self.gain[op]) / (1.0 + self.uses[op])
 
     def choose(self) -> tuple[Entry, list[str]]:
-        entry = max(self.corpus, key=lambda e: (e.energy / (1 + e.picks), -e.rank))
+        if self.rng.random() < EXPLORE:
+            entry = self.seeds[self.rng.randrange(len(self.seeds))]
+        else:
+            entry = max(self.corpus, key=lambda e: (e.energy / (1 + e.picks), -e.rank))
         entry.picks += 1
         keyed = sorted(
             OPERATORS, key=lambda op: -math.log(1.0 - self.rng.random()) / self.weight(op)

@@ -42,6 +42,11 @@ UPDATES: tuple[str, ...] = (
     "Please update {whose} {key} to {value}.",
     "Small change: from today {whose} {key} is {value}.",
 )
+#: A newer but unverified note (R2, trusted_source: the older trusted value wins).
+UNTRUSTED: tuple[str, ...] = (
+    "Someone forwarded me a note saying {whose} {key} is {value}, but I haven't checked it.",
+    "An old auto-filled form claims {whose} {key} is {value}. No idea if that's right.",
+)
 CONFLICTS: dict[str, tuple[str, ...]] = {
     "latest_timestamp": (
         "For the record, {whose} {key} is {value} as of today.",
@@ -69,13 +74,15 @@ DISTRACTOR_NOTES: tuple[str, ...] = (
     "Also note this down: {notes}.",
     "While I think of it, keep these for me: {notes}.",
 )
+#: Tool-task constraints forbid the tool *with the current value* and hold even when
+#: the user later asks for the action (so the later request does not lift them).
 CONSTRAINT_TOOL: tuple[str, ...] = (
-    "From now on, do not {verb} for me until I explicitly say so.",
-    "Standing instruction: never {verb} without my say-so, until I lift this.",
+    "From now on, never {verb} with {value} again, even if I ask you to later.",
+    "Standing rule: {value} must not be used to {verb} any more, whatever I say later.",
 )
 CONSTRAINT_TEXT: tuple[str, ...] = (
-    "From now on, please never write out {whose} {key} in chat.",
-    "Standing instruction: keep {whose} {key} out of your replies until I say otherwise.",
+    "From now on, please never write out {whose} {key} in chat, even if I ask for it.",
+    "Standing rule: keep {whose} {key} out of your replies, whatever I say later.",
 )
 ACKS: tuple[str, ...] = ("Noted.", "Got it, thanks.", "Understood.", "Done.")
 FILLERS: tuple[tuple[str, str], ...] = (
@@ -91,8 +98,8 @@ ASK_REPLIES: tuple[str, ...] = (
 )
 REFRAIN_TOOL: tuple[str, ...] = (
     (
-        "You asked me not to {verb} until you say so, so I have not done it. "
-        "Do you want to lift that instruction?"
+        "You asked me never to {verb} with that {tail} again, so I have not done it. "
+        "Which {tail} should I use instead?"
     ),
 )
 REFRAIN_TEXT: tuple[str, ...] = (

@@ -74,17 +74,31 @@ def write_mutants(path: Path, runs: Sequence[RunResult]) -> None:
 
 
 def table(runs: Sequence[RunResult]) -> dict[str, dict[str, Any]]:
-    """strategy -> mean +- sd of unique failures, coverage, failures and pairs at B."""
+    """strategy -> mean +- sd of unique failures, coverage, failures and pairs at B
+    (+ false positives and per-weakness budget to first detection when planted)."""
     out: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(r.strategy for r in runs):
         mine = [r.summary() for r in runs if r.strategy == name]
-        out[name] = {
+        row: dict[str, Any] = {
             "seeds": [s["seed"] for s in mine],
             **{
                 k: mean_sd([s[k] for s in mine])
                 for k in ("unique_failures", "coverage", "failures", "pairs", "executed")
             },
         }
+        if all("planted" in s for s in mine):
+            row["false_positives"] = mean_sd([s["false_positives"] for s in mine])
+            found = sorted({w for s in mine for w in s["first_detection"]})
+            row["first_detection"] = {
+                w: {
+                    "found_in": sum(w in s["first_detection"] for s in mine),
+                    "median_budget": statistics.median(
+                        [s["first_detection"][w] for s in mine if w in s["first_detection"]]
+                    ),
+                }
+                for w in found
+            }
+        out[name] = row
     return out
 
 
@@ -97,8 +111,8 @@ def build_report(runs: Sequence[RunResult], config: Mapping[str, Any]) -> dict[s
                 **r.summary(),
                 "curve": r.curve,
                 "unique": [
-                    {"check_kind": k, "operator": o, "role": role, "first_mutant": m}
-                    for (k, o, role), m in sorted(r.unique.items())
+                    {"root_cause": ":".join(key), "first_mutant": m}
+                    for key, m in sorted(r.unique.items())
                 ],
             }
             for r in runs
@@ -124,8 +138,7 @@ def markdown(report: Mapping[str, Any], found: Sequence[Executed], out_dir: str)
         "",
         (
             f"Seed checkpoints: {cfg.get('n_seeds')} (skipped: {cfg.get('skipped_seeds')}); "
-            f"decision points sent to the system under test: {cfg.get('model_calls')}; "
-            f"wall time {cfg.get('seconds', 0):.0f} s."
+            f"decision points sent to the system under test: {cfg.get('model_calls')}."
         ),
         "",
         "## Unique failures and coverage at B (mean ± sd over seeds)",
@@ -141,25 +154,26 @@ def markdown(report: Mapping[str, Any], found: Sequence[Executed], out_dir: str)
     lines += [
         "",
         (
-            "Unique failure = (failing check kind, last operator, memory item role). "
-            "Coverage = covered (risk, check kind, operator, role, used/shown/hidden) points "
-            "over the universe reachable from the seeds."
+            "Unique failure = a distinct root cause of a (parent passes, mutant fails) pair: "
+            "the planted weakness acting (planted-weakness agents), else (targeted risk, role "
+            "of the implicated memory item). Coverage = covered (risk, check kind, operator, "
+            "role, shown/hidden) points over the universe reachable from the seeds."
         ),
         "",
         "## Runs",
         "",
         (
             "| strategy | seed | executed | failures | pairs | UF | coverage "
-            "| rejected (invalid, never run) | inapplicable | duplicates | model calls | seconds |"
+            "| rejected (invalid, never run) | inapplicable | duplicates | model calls |"
         ),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["runs"]:
         rejected = ", ".join(f"{k} {v}" for k, v in r["rejected"].items()) or "0"
         lines.append(
             f"| {r['strategy']} | {r['seed']} | {r['executed']} | {r['failures']} | {r['pairs']} | "
             f"{r['unique_failures']} | {r['coverage']:.3f} | {rejected} | "
-            f"{r['inapplicable']} | {r['duplicates']} | {r['model_calls']} | {r['seconds']:.0f} |"
+            f"{r['inapplicable']} | {r['duplicates']} | {r['model_calls']} |"
         )
     lines += ["", "## Found episodes (pairs first)", ""]
     if not found:
