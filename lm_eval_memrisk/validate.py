@@ -23,10 +23,12 @@ from typing import Any
 
 from lm_eval_memrisk.errors import EpisodeFormatError
 from lm_eval_memrisk.records import (
+    CHECK_KIND_TABLE,
     CHECK_KINDS,
     CHECK_PAYLOAD_FIELDS,
     EVENT_PAYLOAD_FIELDS,
     EVENT_TYPES,
+    MEMORY_SELECTORS,
     RESOLUTION_RULES,
     RISKS,
     SOURCES,
@@ -63,20 +65,11 @@ EVENT_PAYLOAD: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "decision_point": (("checks", "reference"), ("naive", "terminal_tool")),
 }
 
-#: check kind -> (required fields, optional fields); memory_* need at least one selector.
+#: check kind -> (required fields, optional fields), derived from the one table.
 CHECK_FIELDS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "text_contains": (("value",), ()),
-    "text_absent": (("value",), ()),
-    "text_regex": (("pattern",), ()),
-    "tool_called": (("tool",), ()),
-    "tool_not_called": ((), ("tool",)),
-    "tool_arg_equals": (("tool", "argument", "expected"), ("expected_original",)),
-    "memory_used": ((), ("item", "status", "scope")),
-    "memory_not_used": ((), ("item", "status", "scope")),
-    "constraint_not_violated": (("constraint",), ()),
-    "constraint_violated": (("constraint",), ()),
+    spec.kind: (spec.required, spec.optional) for spec in CHECK_KIND_TABLE
 }
-_MEM_SELECTORS = ("item", "status", "scope")
+_MEM_SELECTORS = MEMORY_SELECTORS
 _PLACEHOLDER = re.compile(r"\{\{mem:([^{}]+)\}\}")  # as in agents.PLACEHOLDER
 
 
