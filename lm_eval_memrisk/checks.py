@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from lm_eval_memrisk.action_checks import implied_checks
 from lm_eval_memrisk.equivalence import Forms, canon, contains, equals, forms_of
 from lm_eval_memrisk.frames import used_in_prose
 from lm_eval_memrisk.normalize import normalize
@@ -34,14 +35,19 @@ class EpisodeValues:
 
     def __init__(self, episode: Episode) -> None:
         values: list[str] = [it.value for it in episode.memory_items.values()]
+        values += [c.expected or "" for dp in episode.decision_points for c in implied_checks(episode, dp)]
         values += [c.forbid_value for c in episode.constraints.values() if c.forbid_value]
         for dp in episode.decision_points:
             for ch in dp.checks:
                 values += [v for v in (ch.value, ch.expected) if v]
-        self.values = tuple(dict.fromkeys(values))
+        self.values = tuple(dict.fromkeys(v for v in values if v))
         country = episode.metadata.get("country") if isinstance(episode.metadata, Mapping) else None
         self.country = country if isinstance(country, str) else None
         self._forms: dict[tuple[str, tuple[str, ...]], Forms] = {}
+        self.checks: dict[str, tuple[Check, ...]] = {
+            dp.id: dp.checks + implied_checks(episode, dp) for dp in episode.decision_points
+        }
+        """Decision id -> its checks plus the implied positive action checks."""
 
     def forms(self, value: str, accept: Sequence[str] = ()) -> Forms:
         key = (value, tuple(accept))

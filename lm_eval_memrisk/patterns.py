@@ -18,6 +18,7 @@ A conjunct that is exactly ``\\?`` ("the reply asks a question") is marked
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -114,6 +115,10 @@ def compile_pattern(pattern: str) -> SafePattern:
 
 def pattern_problem(pattern: str) -> str | None:
     """Why ``pattern`` is rejected, or None when it compiles."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return f"invalid regular expression: {exc}"
     try:
         compile_pattern(pattern)
     except PatternError as exc:
