@@ -91,7 +91,7 @@ def _drop_weekday(s: str) -> str:
             agrees = _dt.date(int(y), int(mo), int(d)).weekday() == _WEEKDAYS[wd]
         except ValueError:
             agrees = False
-        return f"{y}-{mo}-{d}" if agrees else m.group()
+        return f"{y}-{mo}-{d}" if agrees else f"{wd}@{y}-{mo}-{d}"  # a wrong weekday spoils the date
 
     s = _WD_BEFORE.sub(lambda m: keep_if_wrong(m, m.group(1), m.group(2), m.group(3), m.group(4)), s)
     return _WD_AFTER.sub(lambda m: keep_if_wrong(m, m.group(4), m.group(1), m.group(2), m.group(3)), s)
@@ -172,6 +172,9 @@ class Forms:
     partial: tuple[str, ...] = ()
     rivals: tuple[str, ...] = ()
     """Forms of the episode's other values: an argument holding one is not an answer."""
+    email: str | None = None
+    """The address, when the value is an email address: every address in an argument
+    must then be this one (no extra recipient, no longer domain)."""
 
     @property
     def all(self) -> tuple[str, ...]:
@@ -207,7 +210,8 @@ def _forms_cached(value: str, accept: tuple[str, ...], others: tuple[str, ...], 
         rival_full |= o_full
         partial = {p for p in partial if not any(_has(o, p) for o in o_full | o_partial)}
     rivals = {r for r in rival_full if not any(_has(f, r) for f in full)}
-    return Forms(value, tuple(sorted(full)), tuple(sorted(partial)), tuple(sorted(rivals)))
+    email = value.strip().casefold() if _EMAIL.fullmatch(value.strip()) else None
+    return Forms(value, tuple(sorted(full)), tuple(sorted(partial)), tuple(sorted(rivals)), email)
 
 
 def equals(got: object, forms: Forms) -> bool:
@@ -215,6 +219,9 @@ def equals(got: object, forms: Forms) -> bool:
     or it contains one on token boundaries and no rival value."""
     if got is None:
         return False
+    if forms.email is not None:
+        found = _EMAIL.findall(_fold(str(got)))
+        return bool(found) and all(e == forms.email for e in found)
     g = canon(str(got))
     if not g:
         return False

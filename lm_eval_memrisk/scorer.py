@@ -90,15 +90,17 @@ def decision_checks(ctx: CheckContext, dp: Event) -> tuple[Check, ...]:
 
 
 def _confirms(dp: Event, rec: DecisionRecord, ctx: CheckContext) -> bool:
-    """A clarification that names the expected value of every tool-argument check."""
+    """A clarification that names the expected value of every tool-argument check and
+    no other value of the episode (a dump of every note is not a question)."""
     checks = decision_checks(ctx, dp)
     if rec.action.kind != "clarification" or not asking_allowed(ctx.episode, dp, checks):
         return False
     text = canon(rec.action.text)
-    return all(
-        contains(text, expected_forms(c, ctx))
-        for c in checks if c.kind == "tool_arg_equals"
-    )  # fmt: skip
+    wanted = [expected_forms(c, ctx) for c in checks if c.kind == "tool_arg_equals"]
+    rivals = {r for f in wanted for r in f.rivals} - {x for f in wanted for x in f.all}
+    return all(contains(text, f) for f in wanted) and not any(
+        f" {r} " in f" {text} " for r in rivals
+    )
 
 
 def _score_decision(
