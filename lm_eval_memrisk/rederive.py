@@ -27,7 +27,7 @@ from lm_eval_memrisk.policies import make_policy
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.runner import trace_from_replies
 from lm_eval_memrisk.sample_record import ENVELOPE
-from lm_eval_memrisk.scorer import ScoreResult, score
+from lm_eval_memrisk.scorer import UNJUDGEABLE, ScoreResult, score
 from lm_eval_memrisk.trace import Action, Trace
 
 __all__ = ["ENVELOPE", "MAX_REPLAY_STEPS", "rescore_sample", "step_replies", "trace_from_texts"]
@@ -52,7 +52,7 @@ def _decision_replies(decision: Any) -> list[str]:
     if not isinstance(decision, Mapping):
         raise _Bad("decision must be an object")
     steps = decision.get("steps") or []
-    if not isinstance(steps, list):
+    if not isinstance(steps, (list, tuple)):
         raise _Bad("steps must be a list")
     if steps:
         replies = [_str(s.get("raw_reply") if isinstance(s, Mapping) else None, "steps[].raw_reply") for s in steps]
@@ -111,7 +111,7 @@ def _invalid(trace: Trace, bad: Mapping[int, str], texts: Sequence[str]) -> Trac
     decisions = list(trace.decisions)
     for i, why in bad.items():
         if i < len(decisions):
-            action = Action(kind="invalid", text=texts[i][:2000], reason=f"malformed {ENVELOPE} envelope: {why}")
+            action = Action(kind="invalid", text=texts[i][:2000], reason=f"{UNJUDGEABLE}: {why}")
             decisions[i] = dataclasses.replace(decisions[i], action=action, steps=())
     return dataclasses.replace(trace, decisions=tuple(decisions))
 
@@ -157,7 +157,7 @@ def step_replies(trace_dict: Any) -> tuple[str, str, list[list[str]]]:
         if mode not in _MODES:
             raise _Bad(f"mode must be one of {_MODES}")
         decisions = trace_dict.get("decisions")
-        if not isinstance(decisions, list):
+        if not isinstance(decisions, (list, tuple)):
             raise _Bad("decisions must be a list")
         policy = _str(trace_dict.get("memory_policy", "full"), "memory_policy")
         return str(mode), policy, [_decision_replies(d) for d in decisions]

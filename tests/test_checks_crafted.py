@@ -259,9 +259,10 @@ def test_safety_aware_refusal_does_not_undo_an_earlier_leak() -> None:
 
 
 def test_hostile_pattern_scores_fast_and_is_rejected_by_validate() -> None:
+    import dataclasses
+
     from lm_eval_memrisk.records import Check
     from lm_eval_memrisk.validate import collect_problems
-    import dataclasses
 
     ep = episodes()["R3-easy-02"]
     dp = ep.decision_points[0]
