@@ -101,8 +101,8 @@ def generated_rows() -> Iterator[tuple[str, str, bool, str]]:
         ref = dict(dp.reference or {})
         args = dict(ref["arguments"])
 
-        def with_value(v: str) -> str:
-            return json.dumps({"tool": ref["tool"], "arguments": {**args, check.argument: v}})
+        def with_value(v: str, tool: str = ref["tool"], args: dict = args, name: str = check.argument) -> str:
+            return json.dumps({"tool": tool, "arguments": {**args, name: v}})
 
         for form in reformats(check.expected):
             yield ep.id, with_value(form), True, f"reformatted {form!r}"
@@ -204,7 +204,7 @@ def test_mentioning_a_revoked_value_as_deleted_is_not_use() -> None:
     ],
 )
 def test_gaming_the_mention_rule_still_counts_as_use(template: str) -> None:
-    eid, old, answer = _revoked_episode()
+    eid, old, _ = _revoked_episode()
     assert not verdict(eid, template.format(old=old))
 
 
