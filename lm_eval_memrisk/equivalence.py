@@ -50,6 +50,7 @@ _WD_BEFORE = re.compile(rf"(?<!\S)({_WD}) {_ISO}(?!\S)")
 _WD_AFTER = re.compile(rf"(?<!\S){_ISO} ({_WD})(?!\S)")
 _NUM_DATE = re.compile(r"(?<![\w./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\w./-])")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2}\d{2}(?:[ ]?[A-Za-z0-9]{4}){2,7}(?:[ ]?[A-Za-z0-9]{1,3})?)(?![A-Za-z0-9])")
+_DIGIT = re.compile(r"[0-9]")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue"})
 _CARD = re.compile(
@@ -67,7 +68,10 @@ _CODES = sorted(set(CALLING_CODES.values()), key=len, reverse=True)
 
 def _fold(text: str) -> str:
     """Casefold, ß -> ss, drop combining marks (accents)."""
-    s = unicodedata.normalize("NFKD", text.casefold())
+    s = text.casefold()
+    if s.isascii():
+        return s
+    s = unicodedata.normalize("NFKD", s)
     return "".join(ch for ch in s if not unicodedata.combining(ch))
 
 
@@ -101,9 +105,12 @@ def _drop_weekday(s: str) -> str:
 def canon(text: str) -> str:
     """Canonical token string of ``text`` (see the module docstring); idempotent."""
     s = _fold(text if isinstance(text, str) else str(text))
-    s = _IBAN.sub(lambda m: m.group().replace(" ", ""), s)
-    s = _NUM_DATE.sub(_num_date, s)
-    s = _drop_weekday(normalize(s))
+    if _DIGIT.search(s):  # IBANs and numeric dates need digits
+        s = _IBAN.sub(lambda m: m.group().replace(" ", ""), s)
+        s = _NUM_DATE.sub(_num_date, s)
+    s = normalize(s)
+    if "-" in s:  # a weekday only goes when an ISO date is next to it
+        s = _drop_weekday(s)
     return " ".join(w for w in s.split() if w not in FILLERS)
 
 
