@@ -57,6 +57,7 @@ _CARD = re.compile(
     r"(?i)\b(visa|mastercard|master card|amex|american express|maestro|discover)\b.*?\b(?:ending|ends)"
     r"(?:\s+(?:in|with))?\s+(\d{4})\b"
 )
+_BRAND_RE = re.compile(r"\b(visa|mastercard|master card|amex|american express|maestro|discover)\b")
 _BRAND_ALIASES = {"master card": "mastercard", "american express": "amex"}
 #: Calling code per ISO country (for national <-> international phone forms).
 CALLING_CODES = {
@@ -180,6 +181,8 @@ class Forms:
     rivals: tuple[str, ...] = ()
     """Forms of the episode's other values: an argument holding one is not an answer."""
     email: str | None = None
+    brand: str | None = None
+    """The card brand, when the value is a card: an argument naming another brand fails."""
     """The address, when the value is an email address: every address in an argument
     must then be this one (no extra recipient, no longer domain)."""
 
@@ -218,7 +221,9 @@ def _forms_cached(value: str, accept: tuple[str, ...], others: tuple[str, ...], 
         partial = {p for p in partial if not any(_has(o, p) for o in o_full | o_partial)}
     rivals = {r for r in rival_full if not any(_has(f, r) for f in full)}
     email = value.strip().casefold() if _EMAIL.fullmatch(value.strip()) else None
-    return Forms(value, tuple(sorted(full)), tuple(sorted(partial)), tuple(sorted(rivals)), email)
+    card = _CARD.search(value)
+    brand = _BRAND_ALIASES.get(card.group(1).lower(), card.group(1).lower()) if card else None
+    return Forms(value, tuple(sorted(full)), tuple(sorted(partial)), tuple(sorted(rivals)), email, brand)
 
 
 def equals(got: object, forms: Forms) -> bool:
@@ -231,6 +236,10 @@ def equals(got: object, forms: Forms) -> bool:
         return bool(found) and all(e == forms.email for e in found)
     g = canon(str(got))
     if not g:
+        return False
+    if forms.brand is not None and any(
+        _BRAND_ALIASES.get(b, b) != forms.brand for b in _BRAND_RE.findall(g)
+    ):
         return False
     if g in forms.full or g in forms.partial:
         return True
