@@ -30,7 +30,7 @@ from lm_eval_memrisk.sample_record import ENVELOPE
 from lm_eval_memrisk.scorer import UNJUDGEABLE, ScoreResult, score
 from lm_eval_memrisk.trace import Action, Trace
 
-__all__ = ["ENVELOPE", "MAX_REPLAY_STEPS", "rescore_sample", "step_replies", "trace_from_texts"]
+__all__ = ["ENVELOPE", "MAX_REPLAY_STEPS", "rescore_sample", "retrace", "step_replies", "trace_from_texts"]
 
 #: Most steps a replayed decision may take (bounds work on forged input).
 MAX_REPLAY_STEPS = 64
@@ -199,7 +199,12 @@ def rescore_sample(
     episode = verified_episode(doc, episodes)
     record = sample.get("episodes")
     trace_dict = record.get("trace") if isinstance(record, Mapping) else None
+    return score(episode, retrace(episode, trace_dict), variant=variant, expected=expected)
+
+
+def retrace(episode: Episode, trace_dict: Any) -> Trace:
+    """A logged trace (its JSON form) rebuilt from its reply texts alone: what it
+    stores about actions, states, statuses and tool results is ignored."""
     mode, policy, replies = step_replies(trace_dict)
     agent = str(trace_dict.get("agent", "?")) if isinstance(trace_dict, Mapping) else "?"
-    trace = replay(episode, mode, replies, agent=agent, policy_spec=policy)
-    return score(episode, trace, variant=variant, expected=expected)
+    return replay(episode, mode, replies, agent=agent, policy_spec=policy)

@@ -213,3 +213,24 @@ def test_v2_requires_positive_action_checks(episodes) -> None:
     problems = [str(p) for p in collect_problems(v2)]
     assert any("message_courier" in p and "no check requires that call" in p for p in problems)
     assert any("order_ref" in p for p in problems)
+
+
+def test_memrisk_score_ignores_tampered_statuses_in_saved_traces(tmp_path: Path, episodes, capsys) -> None:
+    from lm_eval_memrisk import cli
+
+    r1 = [e for e in episodes.values() if e.risk == "R1"]
+    stale = get_agent("stale")
+    traces = [run_episode(e, stale).to_dict() for e in r1]
+    honest = tmp_path / "honest.jsonl"
+    honest.write_text("".join(json.dumps(t) + "\n" for t in traces), encoding="utf-8")
+    for t in traces:
+        for d in t["decisions"]:
+            for item in d["state"]["memory"]:
+                item["status"] = "active"
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("".join(json.dumps(t) + "\n" for t in traces), encoding="utf-8")
+    outs = []
+    for path in (honest, forged):
+        assert cli.main(["score", str(path), "--json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0] == outs[1]
