@@ -226,7 +226,7 @@ _CONFIRMS = "a clarifying question that names the expected value (asking is allo
 
 @register("tool_called")
 def _tool_called(check: Check, rec: DecisionRecord, ctx: CheckContext) -> tuple[bool, str]:
-    if rec.action.kind == "clarification" and ctx.confirms:
+    if rec.action.kind != "tool_call" and ctx.confirms:
         return True, _CONFIRMS
     ok = rec.action.kind == "tool_call" and rec.action.tool == check.tool
     return ok, f"expected a call of {check.tool}; {describe_action(rec.action)}"
@@ -252,7 +252,7 @@ def _tool_arg_equals(check: Check, rec: DecisionRecord, ctx: CheckContext) -> tu
     if ctx.expected == "original" and check.expected_original is not None:
         expected = check.expected_original
     a = rec.action
-    if a.kind == "clarification" and ctx.confirms:
+    if a.kind != "tool_call" and ctx.confirms:
         return True, f"{_CONFIRMS}: {_quote(a.text)}"
     if a.kind != "tool_call" or a.tool != check.tool:
         return False, f"expected {check.tool}({check.argument}={_quote(expected or '')}); {describe_action(a)}"

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from lm_eval_memrisk.checks import CheckContext, expected_forms, run_check
+from lm_eval_memrisk.checks import CheckContext, asks_user, expected_forms, run_check
 from lm_eval_memrisk.equivalence import canon, contains
 from lm_eval_memrisk.parse import is_refusal
 from lm_eval_memrisk.records import NEGATIVE_CHECK_KINDS, Check, Episode, Event
@@ -96,7 +96,8 @@ def _confirms(dp: Event, rec: DecisionRecord, ctx: CheckContext) -> bool:
     """A clarification that names the expected value of every tool-argument check and
     no other value of the episode (a dump of every note is not a question)."""
     checks = decision_checks(ctx, dp)
-    if rec.action.kind != "clarification" or not asking_allowed(ctx.episode, dp, checks):
+    asks = rec.action.kind == "clarification" or (rec.action.kind == "answer" and asks_user(rec.action.text))
+    if not asks or not asking_allowed(ctx.episode, dp, checks):
         return False
     text = canon(rec.action.text)
     wanted = [expected_forms(c, ctx) for c in checks if c.kind == "tool_arg_equals"]
