@@ -12,7 +12,11 @@ an update keeps the key of the item it supersedes; each event carries exactly th
 payload its type needs; decision points have 1-3 checks whose fields match their kind
 and whose references (item, tool, constraint) exist; ``reference``/``naive`` actions
 are ``{"tool", "arguments"}`` or ``{"answer"}`` with a known tool; the turn count fits
-the tier; R6 <-> track ``r6``; R2 (and only R2) has a ``resolution_rule``.
+the tier; R6 <-> track ``r6``; R2 (and only R2) has a ``resolution_rule``;
+``text_regex`` patterns run on RE2 (:mod:`lm_eval_memrisk.patterns`); from dataset
+version 2 on, a decision whose reference calls a tool checks that call and every
+argument that matters (:mod:`lm_eval_memrisk.action_checks`).  Each rule is one
+function (``_EVENT_RULES`` run per event, in file order).
 """
 
 from __future__ import annotations
