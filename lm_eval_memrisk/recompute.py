@@ -21,6 +21,8 @@ from lm_eval_memrisk.scorer import ScoreResult, score
 from lm_eval_memrisk.trace import Trace
 
 MODES = ("scripted", "interactive")
+#: Most steps a replayed decision may take (bounds the work a forged log can cause).
+MAX_REPLAY_STEPS = 64
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def _interactive_trace(episode: Episode, replies: Replies) -> Trace:
     """
     from lm_eval_memrisk.interactive import EpisodeRun
 
-    max_steps = max([len(t) for t in replies.texts] + [1])
+    max_steps = min(max([len(t) for t in replies.texts] + [1]), MAX_REPLAY_STEPS)
     run = EpisodeRun(episode, max_steps=max_steps)
     for texts in replies.texts:
         if run.done:

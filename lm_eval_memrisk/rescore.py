@@ -52,6 +52,7 @@ def rescore_sample(sample: LoggedSample, variant: str, expected: str) -> dict[st
     out["episodes"] = dict(sample.raw["episodes"], success=result.success, score=result.score,
                            violations=list(result.violations),
                            checks=[dict(c.__dict__) for c in result.checks], trace=trace.to_dict(),
+                           scorer_version=result.scorer_version,
                            rescored={"variant": variant, "expected": expected})
     return out
 

@@ -39,7 +39,7 @@ from lm_eval_memrisk.recompute import (
     stored_disagreements,
 )
 from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.scorer import ScoreResult
+from lm_eval_memrisk.scorer import SCORER_VERSION, ScoreResult
 from lm_eval_memrisk.trace import Trace
 
 SAMPLES_RE = re.compile(
@@ -164,6 +164,11 @@ class LoggedSample:
         return self.episode.id
 
     @property
+    def older_scorer(self) -> bool:
+        """Logged by another scorer version: stored metrics may differ honestly."""
+        return self.scorer_version != SCORER_VERSION
+
+    @property
     def passed(self) -> bool:
         return self.results["pass"].success
 
@@ -217,7 +222,8 @@ class SystemLog:
 
     @property
     def flagged(self) -> tuple[LoggedSample, ...]:
-        """Samples whose stored metrics disagree with the recomputed ones."""
+        """Samples whose stored metrics disagree with the recomputed ones: edited logs,
+        or logs of another scorer version (:attr:`LoggedSample.older_scorer`)."""
         return tuple(s for s in self.samples if s.disagreements)
 
     def summary(self) -> dict[str, Any]:
@@ -242,6 +248,12 @@ def flag_notes(systems: Sequence[SystemLog]) -> list[str]:
                 f"recomputed from their replies (e.g. {first.where}: {', '.join(first.disagreements)}); "
                 "the recomputed scores are used"
             )
+            older = sum(x.older_scorer for x in s.flagged)
+            if older:
+                out.append(
+                    f"NOTE {s.name}: {older} of these were logged by another scorer version than "
+                    f"{SCORER_VERSION}, which may explain them"
+                )
     return out
 
 

@@ -20,7 +20,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lm_eval_memrisk.codec import fingerprint
+    from lm_eval_memrisk.errors import SamplesError
     from lm_eval_memrisk.loader import load_episodes
+    from lm_eval_memrisk.rederive import retrace
     from lm_eval_memrisk.run_store import parse_traces
     from lm_eval_memrisk.scorer import score
     from lm_eval_memrisk.signature import signature
@@ -37,7 +39,11 @@ def run(args: argparse.Namespace) -> int:
         if episode is None:
             raise MemriskError(f"{args.traces}:{lineno}: unknown episode {trace.episode_id!r}")
         agents.add(trace.agent)
-        results.append(score(episode, trace, variant=args.variant, expected=args.expected))
+        try:  # only the reply texts of a saved trace are trusted
+            rebuilt = retrace(episode, trace.to_dict())
+        except SamplesError as exc:
+            raise MemriskError(f"{args.traces}:{lineno}: {exc}") from exc
+        results.append(score(episode, rebuilt, variant=args.variant, expected=args.expected))
     agent = ",".join(sorted(agents)) or None
     sig = signature(fingerprint(everything), variant=args.variant, expected=args.expected, agent=agent)
     print_summary(results, args.variant, sig, args.json)
