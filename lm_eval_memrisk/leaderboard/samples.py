@@ -64,6 +64,7 @@ def parse_line(data: Mapping[str, Any], where: str) -> SampleLine:
         failed_checks=_failed_checks(ep.get("checks"), where),
         violations=tuple(str(v) for v in ep.get("violations") or ()),
         source=where,
+        failure=ep["failure"] if ep.get("failure") in ("agent", "policy_hidden") else None,
     )
     return SampleLine(
         outcome=outcome,
