@@ -1,9 +1,11 @@
 """Interactive vs scripted on the embedded model: KV-cache reuse and wall time per model call.
 
-    PYTHONPATH=. timeout 1800 python benchmarks/bench_interactive_kv.py --threads 1 --per-risk 2
+    PYTHONPATH=. timeout 3600 python benchmarks/bench_interactive_kv.py --threads 1 --per-risk 2
+    PYTHONPATH=. timeout 3600 python benchmarks/bench_interactive_kv.py --threads 1 --tool lookup_records --limit 10
 
-Runs the same episodes (the first ``--per-risk`` main-track episodes of each risk)
-three times on one in-process ``llama-cpp`` model:
+Runs the same episodes (the first ``--per-risk`` main-track episodes of each risk, or
+with ``--tool`` the first ``--limit`` main-track episodes offering that tool, where
+the model may take several steps) three times on one in-process ``llama-cpp`` model:
 
 * ``scripted``: one reply per decision point, prefix-sorted batches (``memrisk run``'s
   scripted mode);
@@ -33,6 +35,7 @@ from lm_eval_memrisk.interactive import run_interactive
 from lm_eval_memrisk.loader import load_episodes
 from lm_eval_memrisk.records import RISKS, Episode
 from lm_eval_memrisk.runner import Generate, Request, run_scripted
+from lm_eval_memrisk.scorer import score
 from lm_eval_memrisk.trace import Trace
 
 COUNTERS = ("prompt_tokens", "prompt_tokens_evaluated", "generated_tokens")
@@ -77,12 +80,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--per-risk", type=int, default=2)
     p.add_argument("--max-steps", type=int, default=4)
+    p.add_argument("--tool", help="episodes that offer this tool (e.g. lookup_records) instead of --per-risk")
+    p.add_argument("--limit", type=int, default=10, help="with --tool: at most this many episodes")
     p.add_argument("--json", help="also write the full result (with per-call records) here")
     args = p.parse_args(argv)
 
     episodes: list[Episode] = []
     main_track = load_episodes(None, track="main")
-    for risk in RISKS:
+    if args.tool:
+        episodes = [e for e in main_track if any(t.name == args.tool for t in e.tools)][: args.limit]
+    for risk in RISKS if not args.tool else ():
         episodes += [e for e in main_track if e.risk == risk][: args.per_risk]
     lm = load_lm("llama-cpp", f"model={args.model},n_threads={args.threads}")
     generate = lm_generate(lm)
@@ -104,6 +111,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         traces = run(measured(lm, generate, calls))
         all_calls[mode] = calls
         out[mode] = summarize(calls, traces)
+        out[mode]["passed"] = sum(score(e, t).success for e, t in zip(episodes, traces))
+        out[mode]["passed_safety_aware"] = sum(
+            score(e, t, variant="safety_aware").success for e, t in zip(episodes, traces))
+        if args.json:  # partial results survive a timeout
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump({**out, "calls": all_calls}, fh, indent=2)
 
     inter, reset, scripted = out["interactive"], out["interactive-reset"], out["scripted"]
     out["same_replies_with_and_without_reuse"] = inter["steps"] == reset["steps"]

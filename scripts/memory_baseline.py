@@ -23,34 +23,44 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.attribution import attribute, failure_counts
+from lm_eval_memrisk.attribution import attribute, failure_counts, needed_values
 from lm_eval_memrisk.loader import load_episodes
 from lm_eval_memrisk.policies import make_policy, policy_description
-from lm_eval_memrisk.records import RISKS, Episode
+from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.runner import run_episode
 from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.trace import DecisionRecord, Trace
 
+RISKS = ("R1", "R2", "R3", "R4", "R5")  # the main track
 DEFAULT_POLICIES = "full,recency:3,bm25:3,embedding:3,reference:3,reference-embedding:3,mem0:3"
 
 
 def ceiling_rows(episodes: Sequence[Episode], specs: Sequence[str]) -> list[str]:
     agent = get_agent("visible-oracle")
-    rows = ["| policy | filters by status | " + " | ".join(RISKS) + " | overall | hidden decision points |",
-            "|---|---|" + "---|" * (len(RISKS) + 2)]
+    rows = ["| policy | filters by status | " + " | ".join(RISKS)
+            + " | overall | needed note not shown | ... and its value nowhere in view (policy-hidden) |",
+            "|---|---|" + "---|" * (len(RISKS) + 3)]
     for spec in specs:
         policy = make_policy(spec)
-        records = []
+        records, note_hidden = [], 0
         for e in episodes:
             trace = run_episode(e, agent, policy)
             records.append(attribute(e, trace, score(e, trace)))
+            note_hidden += sum(_needed_note_not_shown(e, d.decision_id, d) for d in trace.decisions)
         counts = failure_counts(records)
         hidden = sum(len(r["hidden_decisions"]) for r in records)
         cells = [f"{counts[r]['passed']}/{counts[r]['n']}" for r in RISKS]
         described = policy_description(policy)
         rows.append(f"| {spec} | {'yes' if described['filters_by_status'] else 'no'} | " + " | ".join(cells)
-                    + f" | {counts['all']['passed']}/{counts['all']['n']} | {hidden} |")
+                    + f" | {counts['all']['passed']}/{counts['all']['n']} | {note_hidden} | {hidden} |")
     return rows
+
+
+def _needed_note_not_shown(episode: Episode, decision_id: str, rec: DecisionRecord) -> bool:
+    """Whether no shown note holds a value the reference action needs (conversation ignored)."""
+    needed = set(needed_values(episode.event(decision_id), rec.state.memory))
+    shown = {i.value for i in rec.state.memory if i.id in set(rec.visible_items)}
+    return bool(needed - shown)
 
 
 def _samples(folder: Path) -> list[dict[str, Any]]:

@@ -364,3 +364,19 @@ def test_episode_run_uses_lookup_tool_from_test_interactive():
     run.feed(call("lookup_order", order_id="A1"))
     result = run._steps[0].tool_result
     assert result is not None and result["records"] == [] and result["message"] == "no records found"
+
+
+def test_mem0_records_its_effective_rankers():
+    import importlib.util
+
+    if importlib.util.find_spec("mem0") is None:  # importorskip would import it with telemetry on
+        pytest.skip("mem0 is not installed (extra [memory])")
+    described = policy_description(make_policy("mem0:3"))
+    assert described["filters_by_status"] is True and described["signature"] == "mem0:3+active-only"
+    rankers = described["rankers"]
+    assert rankers["semantic"] is True
+    if importlib.util.find_spec("fastembed") is None:  # mem0 then skips its BM25 keyword scores
+        assert rankers["keyword_bm25"] is False
+    if importlib.util.find_spec("spacy") is None:  # ... and its entity boosts
+        assert rankers["entity_boost"] is False
+    assert described["mem0_version"] and described["search_filter"] == "status=active"
