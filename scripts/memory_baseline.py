@@ -38,22 +38,32 @@ DEFAULT_POLICIES = "full,recency:3,bm25:3,embedding:3,reference:3,reference-embe
 def ceiling_rows(episodes: Sequence[Episode], specs: Sequence[str]) -> list[str]:
     agent = get_agent("visible-oracle")
     rows = ["| policy | filters by status | " + " | ".join(RISKS)
-            + " | overall | needed note not shown | ... and its value nowhere in view (policy-hidden) |",
-            "|---|---|" + "---|" * (len(RISKS) + 3)]
+            + " | overall | superseded/revoked note shown | needed note not shown"
+            " | ... and its value nowhere in view (policy-hidden) |",
+            "|---|---|" + "---|" * (len(RISKS) + 4)]
     for spec in specs:
         policy = make_policy(spec)
-        records, note_hidden = [], 0
+        records, note_hidden, stale_shown, n_dp = [], 0, 0, 0
         for e in episodes:
             trace = run_episode(e, agent, policy)
             records.append(attribute(e, trace, score(e, trace)))
             note_hidden += sum(_needed_note_not_shown(e, d.decision_id, d) for d in trace.decisions)
+            stale_shown += sum(_stale_note_shown(d) for d in trace.decisions)
+            n_dp += len(trace.decisions)
         counts = failure_counts(records)
         hidden = sum(len(r["hidden_decisions"]) for r in records)
         cells = [f"{counts[r]['passed']}/{counts[r]['n']}" for r in RISKS]
         described = policy_description(policy)
         rows.append(f"| {spec} | {'yes' if described['filters_by_status'] else 'no'} | " + " | ".join(cells)
-                    + f" | {counts['all']['passed']}/{counts['all']['n']} | {note_hidden} | {hidden} |")
+                    + f" | {counts['all']['passed']}/{counts['all']['n']} | {stale_shown}/{n_dp}"
+                    + f" | {note_hidden} | {hidden} |")
     return rows
+
+
+def _stale_note_shown(rec: DecisionRecord) -> bool:
+    """Whether a superseded or revoked note was shown at this decision point."""
+    shown = set(rec.visible_items)
+    return any(i.status != "active" and i.id in shown for i in rec.state.memory)
 
 
 def _needed_note_not_shown(episode: Episode, decision_id: str, rec: DecisionRecord) -> bool:

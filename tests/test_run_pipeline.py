@@ -380,3 +380,18 @@ def test_mem0_records_its_effective_rankers():
     if importlib.util.find_spec("spacy") is None:  # ... and its entity boosts
         assert rankers["entity_boost"] is False
     assert described["mem0_version"] and described["search_filter"] == "status=active"
+
+
+def test_run_and_report_split_policy_hidden_from_agent_failures(tmp_path, capsys):
+    data = _write(tmp_path, [hidden_note_episode(), multi_episode(1)])
+    out = tmp_path / "run"
+    assert memrisk_main(["run", "--agent", "amnesiac", "--memory-policy", "recency:1", "--episodes", str(data),
+                         "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["failures"]["R1"] == {"n": 2, "passed": 0, "agent": 1, "policy_hidden": 1}
+    rows = [json.loads(line) for line in (out / "attribution.jsonl").read_text().splitlines()]
+    assert [(r["episode_id"], r["failure"]) for r in rows] == [("T-HIDDEN", "policy_hidden"), ("T-MULTI-1", "agent")]
+    assert memrisk_main(["report", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (row,) = report["rows"].values()
+    assert row["R1"] == "0/2 (0%; 1 policy-hidden)"
