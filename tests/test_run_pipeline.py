@@ -395,3 +395,18 @@ def test_run_and_report_split_policy_hidden_from_agent_failures(tmp_path, capsys
     report = json.loads(capsys.readouterr().out)
     (row,) = report["rows"].values()
     assert row["R1"] == "0/2 (0%; 1 policy-hidden)"
+
+
+def test_every_backend_declares_whether_it_filters_by_status():
+    from lm_eval_memrisk.memory import ReferenceBackend
+    from lm_eval_memrisk.memory.mem0_backend import Mem0Backend
+    from lm_eval_memrisk.trace import ItemState
+
+    assert Mem0Backend.filters_by_status is True  # its search filters on metadata status=active
+    backend = ReferenceBackend()
+    assert backend.filters_by_status is True
+    old = ItemState("m1", "address", "12 Oak Street", "user:a", "user", 0.9, 1, "active")
+    new = ItemState("m2", "address", "9 Elm Road", "user:a", "user", 0.9, 2, "active")
+    backend.write(old)
+    backend.update("m1", new)
+    assert backend.search("address", 5) == ["m2"]  # what the declaration says: m1 is never shown
