@@ -106,6 +106,7 @@ def run_benchmark(
         max_steps=max_steps, presentation=presentation,
     )
     manifest["policy_filters_by_status"] = described["filters_by_status"]
+    manifest["memory_policy_config"] = described  # e.g. mem0's active rankers: checked on --resume too
     store = RunStore(out, resume=resume) if out is not None else None
     if store is not None:
         store.start(manifest)
@@ -128,6 +129,6 @@ def run_benchmark(
         dataset_hash, variant=variant, policy=described["signature"], mode=mode, agent=system.name
     )
     if store is not None:
-        config = {**manifest, "memory_policy_config": described, **system.info()}
+        config = {**manifest, **system.info()}
         store.finalize(episodes, results, attributed, dataset_hash, system.name, config)
     return RunResult(results, traces, sig, manifest, attributed)
