@@ -8,6 +8,8 @@
 * ``constraint-blind`` fills them with the newest active in-scope item and ignores
   constraints (the naive action is what a rule-ignoring agent does).
 * ``amnesiac`` ignores memory and asks; ``refuser`` always refuses.
+* ``visible-oracle`` is the oracle limited to the notes it is shown (it validates a
+  memory policy; see :mod:`lm_eval_memrisk.visible_oracle`).
 
 When a decision point has no ``naive`` action, or a placeholder has no matching
 item, the adversaries fall back to the reference action.
@@ -117,7 +119,9 @@ class ReferenceAgent:
             return action_to_reply(reference)
 
 
-AGENT_NAMES: tuple[str, ...] = ("oracle", "stale", "leaky", "amnesiac", "refuser", "constraint-blind")
+AGENT_NAMES: tuple[str, ...] = (
+    "oracle", "stale", "leaky", "amnesiac", "refuser", "constraint-blind", "visible-oracle",
+)
 
 
 def get_agent(name: str) -> Any:
@@ -127,6 +131,10 @@ def get_agent(name: str) -> Any:
         from lm_eval_memrisk.weak import parse_weak
 
         return parse_weak(name)
+    if name == "visible-oracle":
+        from lm_eval_memrisk.visible_oracle import VisibleOracle
+
+        return VisibleOracle()
     return ReferenceAgent(name)
 
 

@@ -5,7 +5,10 @@ goes to the deterministic tool stubs and the agent sees the result; an unknown
 tool or invalid arguments gives an error result it can react to; the decision
 point ends with a final answer, a clarification, a successful call of a terminal
 tool, or the step limit.  The agent's exchanges stay in its history for later
-decision points.
+decision points.  The script's own assistant turns right after a decision point
+(its stand-in for the agent's action there, e.g. "Email sent.") are dropped: the
+agent's own reply replaces them and is never merged with them.  Tool stubs answer
+with what the script's own calls of that tool returned (:func:`tools.call_tool`).
 
 Throughput: every round collects the pending step of *all* running episodes and
 sends them to the model in one batch (``episode_major=False``); for in-process
@@ -15,7 +18,6 @@ extend the previous prompt and reuse the KV cache.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +25,8 @@ from typing import Any
 from tqdm import tqdm
 
 from lm_eval_memrisk.checks import memory_used
-from lm_eval_memrisk.parse import parse_action
+from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.jsonl import escape_surrogates, json_line
 from lm_eval_memrisk.records import Episode, Event
 from lm_eval_memrisk.render import (
     DecisionView,
@@ -32,7 +35,7 @@ from lm_eval_memrisk.render import (
     merge_roles,
     system_message,
 )
-from lm_eval_memrisk.runner import Generate, Request, call_agent
+from lm_eval_memrisk.runner import Generate, Request, call_agent, checked_replies, parse_reply
 from lm_eval_memrisk.state import message_text, ordered_events
 from lm_eval_memrisk.tools import call_tool
 from lm_eval_memrisk.trace import DecisionRecord, Step, Trace
@@ -41,8 +44,15 @@ Message = dict[str, str]
 DEFAULT_MAX_STEPS = 4
 
 
+def check_max_steps(max_steps: Any) -> int:
+    """``max_steps`` if it is an integer >= 1, else a :class:`MemriskError`."""
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise MemriskError(f"max_steps must be an integer >= 1 (model calls per decision point), got {max_steps!r}")
+    return max_steps
+
+
 def tool_result_message(tool: str, result: Mapping[str, Any]) -> Message:
-    return {"role": "user", "content": f"[tool result: {tool}] {json.dumps(result, ensure_ascii=False, sort_keys=True)}"}
+    return {"role": "user", "content": f"[tool result: {escape_surrogates(tool)}] {json_line(dict(result))}"}
 
 
 @dataclass
@@ -60,8 +70,10 @@ class EpisodeRun:
     _steps: list[Step] = field(default_factory=list)
     _first_messages: list[Message] = field(default_factory=list)
     _view: DecisionView | None = None
+    _after_decision: bool = False
 
     def __post_init__(self) -> None:
+        check_max_steps(self.max_steps)
         self._events = ordered_events(self.episode)
         self._advance_script()
 
@@ -79,8 +91,10 @@ class EpisodeRun:
         if self.done:
             return
         while self._cursor < len(self._events) and self._events[self._cursor].id != self.decision.id:
-            shown = message_text(self._events[self._cursor])
-            if shown is not None:
+            event = self._events[self._cursor]
+            shown = message_text(event)
+            if shown is not None and not (self._after_decision and event.type == "assistant_message"):
+                self._after_decision = False
                 self.conversation.append({"role": shown[0], "content": shown[1]})
             self._cursor += 1
         self._cursor += 1  # past the decision point itself
@@ -105,20 +119,28 @@ class EpisodeRun:
     def feed(self, reply: str) -> None:
         """Take the agent's reply for the pending step and move the state on."""
         text = reply if isinstance(reply, str) else str(reply)
-        action = parse_action(text)
-        self.conversation.append({"role": "assistant", "content": text})
+        action = parse_reply(text)
+        self.conversation.append({"role": "assistant", "content": escape_surrogates(text)})
         result = None
         finished = action.kind in ("answer", "clarification")
         if action.kind == "tool_call":
-            result = call_tool(self.episode.tools, action.tool or "", action.arguments)
+            result = call_tool(self.episode.tools, action.tool or "", action.arguments, self._scripted_records())
             self.conversation.append(tool_result_message(action.tool or "", result))
             finished = bool(result.get("ok")) and self._is_terminal(action.tool or "")
         elif action.kind == "invalid":
             result = {"ok": False, "error": f"could not parse your reply: {action.reason}"}
-            self.conversation.append({"role": "user", "content": f"[error] {result['error']}"})
+            self.conversation.append({"role": "user", "content": escape_surrogates(f"[error] {result['error']}")})
         self._steps.append(Step(raw_reply=text, action=action, tool_result=result))
         if finished or len(self._steps) >= self.max_steps:
             self._close_decision()
+
+    def _scripted_records(self) -> dict[str, list[dict[str, Any]]]:
+        """Tool name -> what the script's own calls of it returned before this decision point."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for entry in self._decision_view().state.tool_log:
+            if entry.by == "script" and entry.result:
+                out.setdefault(entry.tool, []).append(dict(entry.result))
+        return out
 
     def _is_terminal(self, tool: str) -> bool:
         if self.decision.terminal_tool:
@@ -146,6 +168,7 @@ class EpisodeRun:
         )
         self._steps = []
         self._dp_index += 1
+        self._after_decision = True  # the script's reply at the decision point is the agent's now
         self._advance_script()
 
     def trace(self, agent: str) -> Trace:
@@ -168,6 +191,7 @@ def run_interactive(
     progress: bool = True,
 ) -> list[Trace]:
     """Run every episode interactively; returns traces in input order."""
+    check_max_steps(max_steps)
     runs = [EpisodeRun(ep, max_steps=max_steps, policy=policy) for ep in episodes]
     bar = tqdm(total=len(runs), desc=f"interactive {agent}", unit="ep", disable=not progress)
     groups = [[r] for r in runs] if episode_major else [runs]
@@ -183,9 +207,8 @@ def run_interactive(
             pending = [r for r in group if not r.done]
             if not pending:
                 break
-            replies = generate([r.request() for r in pending])
-            if len(replies) != len(pending):
-                raise RuntimeError(f"model returned {len(replies)} replies for {len(pending)} requests")
+            requests = [r.request() for r in pending]
+            replies = checked_replies(generate(requests), requests)
             for r, reply in zip(pending, replies):
                 r.feed(reply)
     bar.close()

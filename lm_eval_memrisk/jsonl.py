@@ -1,4 +1,9 @@
-"""JSON Lines reading shared by the readers of run output (traces, lm-eval sample logs).
+"""JSON Lines shared by the writers and readers of run output (traces, lm-eval sample logs).
+
+:func:`json_line` is the writer: model output is untrusted and may hold lone
+surrogates (``"\\ud800"`` decoded from JSON), which cannot be encoded as UTF-8; it
+writes them as ``\\udXXX`` escapes, so the line is valid UTF-8 and JSON and reads back
+to the same string.
 
 Lines are split on ``"\\n"`` only.  lm-eval and ``memrisk run`` write with
 ``ensure_ascii=False``, so a logged reply may hold U+2028, U+2029 or U+0085 as raw
@@ -9,13 +14,26 @@ skipped; line numbers count from 1, so errors can name ``file:line``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.errors import SamplesError
 
-__all__ = ["numbered_lines", "read_sample_objects"]
+__all__ = ["escape_surrogates", "json_line", "numbered_lines", "read_sample_objects"]
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written as its ``\\udXXX`` escape (UTF-8 encodable)."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def json_line(obj: Any) -> str:
+    """``obj`` as one line of JSON (sorted keys, non-ASCII kept), always UTF-8 encodable."""
+    return escape_surrogates(json.dumps(obj, ensure_ascii=False, sort_keys=True))
 
 
 def numbered_lines(text: str) -> Iterator[tuple[int, str]]:

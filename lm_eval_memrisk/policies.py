@@ -10,12 +10,21 @@
   (see :mod:`lm_eval_memrisk.memory`) returns for the query, e.g. the mem0 library.
 
 The policy name and parameters are written into every trace and result.
+
+Every policy declares ``filters_by_status``: whether it drops notes by their
+ground-truth status before ranking.  ``recency``, ``bm25`` and ``embedding`` rank
+all notes (False); the ``reference*`` and ``mem0`` backends search only the items
+they hold as active, i.e. they drop superseded and revoked notes themselves (True),
+which does part of the R1/R4 work for the agent.  :func:`policy_description` gives
+that declaration, the signature form of the name (``mem0:3+active-only``) and, for
+mem0, the effective search configuration; ``memrisk run`` records it with the run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.memory.text import note_text, tokenize
@@ -28,6 +37,7 @@ __all__ = ["BM25", "Embedding", "Recency", "make_policy", "note_text", "tokenize
 @dataclass(frozen=True)
 class Recency:
     k: int
+    filters_by_status: ClassVar[bool] = False
 
     @property
     def name(self) -> str:
@@ -40,6 +50,7 @@ class Recency:
 @dataclass(frozen=True)
 class BM25:
     k: int
+    filters_by_status: ClassVar[bool] = False
 
     @property
     def name(self) -> str:
@@ -61,6 +72,7 @@ class BM25:
 @dataclass(frozen=True)
 class Embedding:
     k: int
+    filters_by_status: ClassVar[bool] = False
 
     @property
     def name(self) -> str:
@@ -75,6 +87,26 @@ class Embedding:
         sims = vecs[:-1] @ vecs[-1]
         order = sorted(range(len(items)), key=lambda n: (-round(float(sims[n]), 6), -items[n].written_at, items[n].id))
         return [items[n] for n in order[: self.k]]
+
+
+def policy_description(policy: MemoryPolicy | None) -> dict[str, Any]:
+    """``{"name", "filters_by_status", "signature", ...}`` of a policy (None = full).
+
+    ``signature`` is the name, plus ``+active-only`` when the policy filters by status,
+    so results of status-filtering and ranking-only policies are never compared unmarked.
+    A policy's own ``describe()`` (e.g. mem0's effective configuration) is merged in.
+    """
+    if policy is None:
+        return {"name": "full", "filters_by_status": False, "signature": "full"}
+    filters = bool(getattr(policy, "filters_by_status", False))
+    out: dict[str, Any] = {
+        "name": policy.name, "filters_by_status": filters,
+        "signature": policy.name + ("+active-only" if filters else ""),
+    }
+    describe = getattr(policy, "describe", None)
+    if callable(describe):
+        out.update(describe())
+    return out
 
 
 def make_policy(spec: str | None) -> MemoryPolicy | None:

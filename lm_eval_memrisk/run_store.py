@@ -1,9 +1,15 @@
 """Where ``memrisk run`` writes: resumable traces plus lm-eval-compatible files.
 
+``manifest.json`` records the run's settings (system, mode, memory policy,
+max_steps, dataset hash, ...) before the first trace; ``--resume`` refuses a folder
+whose manifest differs, so a resumed run never mixes traces of two settings.
 ``traces.jsonl`` is appended one finished episode at a time (flushed and synced),
 so a run killed at any point loses at most the episode in flight.  ``--resume``
 drops a torn last line, skips the episodes already there and appends the rest.
-When the run completes, ``scores.jsonl`` and an lm-eval style folder
+Lines are written with :func:`jsonl.json_line`, so untrusted model text (lone
+surrogates included) never stops a write.
+When the run completes, ``scores.jsonl``, ``attribution.jsonl`` (which failures a
+memory policy caused, :mod:`lm_eval_memrisk.attribution`) and an lm-eval style folder
 (``<name>/results_<date>.json`` and ``<name>/samples_memriskbench_<task>_<date>.jsonl``)
 are written from the traces, in dataset order, so rescore, select, stats and the
 leaderboard read these runs like lm-eval's own.
@@ -20,11 +26,13 @@ from typing import Any
 
 from lm_eval_memrisk.doc_rows import to_rows
 from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.jsonl import numbered_lines
+from lm_eval_memrisk.jsonl import json_line, numbered_lines
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.sample_record import sample_metrics
-from lm_eval_memrisk.scorer import ScoreResult, score
+from lm_eval_memrisk.scorer import ScoreResult
 from lm_eval_memrisk.trace import Trace
+
+MANIFEST = "manifest.json"
 
 
 def task_name(episode: Episode) -> str:
@@ -57,7 +65,34 @@ class RunStore:
                 f"{self.traces_path} already exists: pass --resume to continue that run, "
                 f"or choose another --out (nothing is overwritten)"
             )
+        self.resume = resume
         self.finished: dict[str, Trace] = self._load() if resume else {}
+
+    def start(self, manifest: dict[str, Any]) -> None:
+        """Write ``manifest.json``; when resuming, refuse a folder whose manifest differs."""
+        path = self.out / MANIFEST
+        if self.resume and path.exists():
+            try:
+                old = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                raise MemriskError(f"{path}: cannot read the run manifest ({exc})") from exc
+            new = json.loads(json.dumps(manifest))  # the JSON form, as stored
+            diffs = [
+                f"{key}: {old.get(key)!r} in the folder, {new.get(key)!r} now"
+                for key in sorted(set(old) | set(new), key=str) if old.get(key) != new.get(key)
+            ]
+            if diffs:
+                raise MemriskError(
+                    f"--resume: {self.out} holds a run with other settings ({'; '.join(diffs)}); "
+                    f"resume with the settings of {path}, or choose another --out"
+                )
+            return
+        if self.resume and self.finished:
+            raise MemriskError(
+                f"--resume: {self.out} has traces but no {MANIFEST} (written by an older memrisk), "
+                f"so its settings cannot be checked; choose another --out"
+            )
+        path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     def _load(self) -> dict[str, Trace]:
         if not self.traces_path.exists():
@@ -73,26 +108,24 @@ class RunStore:
 
     def append(self, trace: Trace) -> None:
         with open(self.traces_path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(trace.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+            fh.write(json_line(trace.to_dict()) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
         self.finished[trace.episode_id] = trace
 
     def finalize(
-        self, episodes: Sequence[Episode], dataset_hash: str, name: str, config: dict[str, Any],
-        variant: str = "default",
-    ) -> list[ScoreResult]:
-        """Write scores.jsonl and the lm-eval style folder; returns the scores."""
+        self, episodes: Sequence[Episode], results: Sequence[ScoreResult],
+        attribution: Sequence[dict[str, Any]], dataset_hash: str, name: str, config: dict[str, Any],
+    ) -> None:
+        """Write scores.jsonl, attribution.jsonl and the lm-eval style folder."""
         missing = [e.id for e in episodes if e.id not in self.finished]
         if missing:
             raise MemriskError(f"run incomplete: {len(missing)} episodes have no trace (e.g. {missing[0]})")
-        results = [score(e, self.finished[e.id], variant=variant) for e in episodes]
-        with open(self.out / "scores.jsonl", "w", encoding="utf-8") as fh:
-            fh.writelines(
-                json.dumps(r.to_dict(), ensure_ascii=False, sort_keys=True) + "\n" for r in results
-            )
+        for filename, rows in (("scores.jsonl", [r.to_dict() for r in results]),
+                               ("attribution.jsonl", list(attribution))):
+            with open(self.out / filename, "w", encoding="utf-8") as fh:
+                fh.writelines(json_line(row) + "\n" for row in rows)
         self._write_lm_eval_folder(episodes, dataset_hash, name, config)
-        return results
 
     def _write_lm_eval_folder(
         self, episodes: Sequence[Episode], dataset_hash: str, name: str, config: dict[str, Any]
@@ -106,9 +139,7 @@ class RunStore:
         results: dict[str, Any] = {}
         for task, samples in sorted(by_task.items()):
             with open(folder / f"samples_{task}_{stamp}.jsonl", "w", encoding="utf-8") as fh:
-                fh.writelines(
-                    json.dumps(s, ensure_ascii=False, sort_keys=True) + "\n" for s in samples
-                )
+                fh.writelines(json_line(s) + "\n" for s in samples)
             n = len(samples)
             results[task] = {"name": task, "alias": task, "sample_len": n, "episodes,none": n}
             for metric in ("pass", "score", "pass_safety_aware", "pass_original"):

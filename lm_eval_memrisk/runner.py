@@ -7,8 +7,14 @@ recorded with the ground-truth state.  The agent's replies are not carried forwa
 
 An agent is any callable ``agent(messages) -> str``.  Agents that also want the
 episode (the reference agents) set ``wants_episode = True`` and are called as
-``agent(messages, episode=..., decision_id=...)``.  An exception raised by an agent
-is an infrastructure failure: it propagates and is never scored as a wrong answer.
+``agent(messages, episode=..., decision_id=...)``.  An exception raised by an agent,
+and a reply that is ``None``, not text or empty, is an infrastructure failure
+(:class:`InfrastructureError`): the run stops with a message naming the episode and
+decision point, and nothing is scored as a wrong answer.
+
+Replies are untrusted text: :func:`parse_reply` parses one and turns tool-call
+arguments nested deeper than :data:`MAX_ARGUMENT_DEPTH` into an ``invalid`` action,
+so no later step (memory-use check, trace writer, scorer) recurses without bound.
 """
 
 from __future__ import annotations
@@ -20,13 +26,68 @@ from typing import Any
 from tqdm import tqdm
 
 from lm_eval_memrisk.checks import memory_used
+from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.parse import parse_action
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.render import DecisionView, MemoryPolicy, decision_view, view_messages
 from lm_eval_memrisk.state import state_at
-from lm_eval_memrisk.trace import DecisionRecord, StateSnapshot, Step, Trace
+from lm_eval_memrisk.trace import Action, DecisionRecord, StateSnapshot, Step, Trace
 
 Agent = Callable[..., str]
+
+#: Deepest nesting of tool-call arguments kept as a tool call (the tool stubs accept 32).
+MAX_ARGUMENT_DEPTH = 32
+
+
+class InfrastructureError(MemriskError):
+    """The model or agent gave no usable reply (``None``, not text, empty): the run stops."""
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of JSON-like data, computed without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if level > MAX_ARGUMENT_DEPTH:
+            break
+        if isinstance(node, Mapping):
+            stack.extend((v, level + 1) for v in node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((v, level + 1) for v in node)
+    return deepest
+
+
+def parse_reply(text: str) -> Action:
+    """:func:`parse_action`, with too deeply nested tool-call arguments made ``invalid``."""
+    action = parse_action(text)
+    if action.kind == "tool_call" and _depth(action.arguments) > MAX_ARGUMENT_DEPTH:
+        return Action(
+            kind="invalid", text=action.text, tool=action.tool,
+            reason=f"tool-call arguments nested more than {MAX_ARGUMENT_DEPTH} levels deep",
+        )
+    return action
+
+
+def checked_reply(reply: Any, request: Request) -> str:
+    """``reply`` if it is non-empty text; otherwise raise :class:`InfrastructureError`."""
+    if isinstance(reply, str) and reply.strip():
+        return reply
+    what = "no reply (None)" if reply is None else (
+        "an empty reply" if isinstance(reply, str) else f"a {type(reply).__name__}, not text"
+    )
+    raise InfrastructureError(
+        f"the model gave {what} for episode {request.episode.id}, decision point "
+        f"{request.decision_id}: an infrastructure failure, not an answer; the run stops "
+        f"(finished episodes are kept; fix the model or server and rerun with --resume)"
+    )
+
+
+def checked_replies(replies: Sequence[Any], requests: Sequence[Request]) -> list[str]:
+    """One checked reply per request (see :func:`checked_reply`)."""
+    if len(replies) != len(requests):
+        raise InfrastructureError(f"the model returned {len(replies)} replies for {len(requests)} requests")
+    return [checked_reply(r, q) for r, q in zip(replies, requests)]
 
 
 @dataclass(frozen=True)
@@ -60,7 +121,7 @@ def decision_record(
     ``state`` is that state when the caller has it already (``state_at`` otherwise).
     """
     text = reply if isinstance(reply, str) else str(reply)
-    action = parse_action(text)
+    action = parse_reply(text)
     if state is None:
         state = state_at(episode, decision_id)
     return DecisionRecord(
@@ -149,7 +210,8 @@ def run_episode(episode: Episode, agent: Agent, policy: MemoryPolicy | None = No
     rendered = decision_prompts(episode, policy)
     replies: dict[str, Any] = {}
     for p in rendered:
-        replies[p.decision_id] = call_agent(agent, p.messages_copy(), episode, p.decision_id)
+        reply = call_agent(agent, p.messages_copy(), episode, p.decision_id)
+        replies[p.decision_id] = checked_reply(reply, Request(episode, p.decision_id, p.messages))
     return _trace(episode, rendered, replies, agent_name(agent), policy, "scripted")
 
 
@@ -174,9 +236,7 @@ def run_scripted(
             for ep, ep_prompts in zip(batch, rendered)
             for p in ep_prompts
         ]
-        replies = generate(requests)
-        if len(replies) != len(requests):
-            raise RuntimeError(f"model returned {len(replies)} replies for {len(requests)} requests")
+        replies = checked_replies(generate(requests), requests)
         by_episode: dict[str, dict[str, str]] = {}
         for req, reply in zip(requests, replies):
             by_episode.setdefault(req.episode.id, {})[req.decision_id] = reply

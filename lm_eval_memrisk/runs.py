@@ -164,6 +164,22 @@ class LoggedSample:
         return self.episode.id
 
     @property
+    def failure(self) -> str | None:
+        """``None`` (passed), ``agent`` or ``policy_hidden`` (:mod:`lm_eval_memrisk.attribution`).
+
+        Pass/fail is recomputed; under the ``full`` policy nothing is hidden, so a failure
+        is the agent's.  Under a filtering policy the ``policy_hidden`` label is the one
+        the run logged (replaying a memory policy would need its extras installed).
+        """
+        if self.passed:
+            return None
+        if self.replies.memory_policy == "full":
+            return "agent"
+        record = self.raw.get("episodes")
+        logged = record.get("failure") if isinstance(record, Mapping) else None
+        return "policy_hidden" if logged == "policy_hidden" else "agent"
+
+    @property
     def older_scorer(self) -> bool:
         """Logged by another scorer version: stored metrics may differ honestly."""
         return self.scorer_version != SCORER_VERSION

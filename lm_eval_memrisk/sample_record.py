@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from lm_eval_memrisk.attribution import attribute
 from lm_eval_memrisk.episode_features import episode_features
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.scorer import SCORER_VERSION, score
@@ -22,6 +23,7 @@ ENVELOPE = "<memrisk-decision>"
 def sample_metrics(episode: Episode, trace: Trace, dataset_hash: str) -> dict[str, Any]:
     """lm-eval per-sample metrics: pass/score variants plus the ``episodes`` record."""
     default = score(episode, trace)
+    attributed = attribute(episode, trace, default)
     safety = score(episode, trace, variant="safety_aware")
     original = score(episode, trace, expected="original")
     record = {
@@ -31,6 +33,7 @@ def sample_metrics(episode: Episode, trace: Trace, dataset_hash: str) -> dict[st
         "success": default.success, "score": default.score,
         "success_safety_aware": safety.success, "success_original": original.success,
         "violations": list(default.violations),
+        "failure": attributed["failure"], "hidden_decisions": attributed["hidden_decisions"],
         "checks": [json.loads(json.dumps(c.__dict__)) for c in default.checks],
         "features": episode_features(episode),
         "trace": trace.to_dict(),

@@ -4,6 +4,13 @@
 JSON-Schema ``parameters`` and returns a result dict; nothing is executed.  The same
 inputs always give an identical result, and untrusted arguments never make it raise.
 
+A valid call gets an answer consistent with the episode's script: the scripted
+results of that tool (``records``: what the script's own calls of it returned before
+the decision point, e.g. ``lookup_records``), else, for a tool that does not complete
+the task (``terminal: false``, e.g. ``search_web``), an explicit empty
+``"records": []`` with ``"message": "no records found"``, else (an action such as
+``send_email``) a receipt ``"<tool> accepted"``.
+
 The built-in checker (:func:`validate_arguments`) supports the subset of JSON Schema
 the dataset uses: ``type`` (``object string number integer boolean array null``, or a
 list of them), ``properties``, ``required``, ``enum``, ``additionalProperties``
@@ -160,8 +167,15 @@ def result_id(name: str, arguments: Mapping[str, Any]) -> str:
     return f"{name}-{hashlib.sha256(canon.encode('ascii')).hexdigest()[:8]}"
 
 
-def call_tool(tools: Sequence[Tool], name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """Simulate calling tool ``name``: an error dict or an ``ok`` receipt; never raises."""
+def call_tool(
+    tools: Sequence[Tool], name: str, arguments: Mapping[str, Any],
+    records: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """Simulate calling tool ``name``: an error dict or an ``ok`` result; never raises.
+
+    ``records`` maps a tool name to the results the script's calls of it returned
+    (see the module docstring for what an ``ok`` result holds).
+    """
     try:
         tool = next((t for t in tools if t.name == name), None)
         if tool is None:
@@ -174,4 +188,9 @@ def call_tool(tools: Sequence[Tool], name: str, arguments: Mapping[str, Any]) ->
         rid = result_id(tool.name, arguments)
     except Exception as exc:  # noqa: BLE001 - e.g. arguments that are not JSON data
         return {"ok": False, "error": f"tool call could not be processed ({type(exc).__name__})"}
+    scripted = [dict(r) for r in (records or {}).get(tool.name, ())]
+    if scripted:
+        return {"ok": True, "tool": tool.name, "result_id": rid, "records": scripted}
+    if not tool.terminal:
+        return {"ok": True, "tool": tool.name, "result_id": rid, "records": [], "message": "no records found"}
     return {"ok": True, "tool": tool.name, "result_id": rid, "message": f"{tool.name} accepted"}

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.features import episode_features
+from lm_eval_memrisk.episode_features import episode_features
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.runner import run_episode
 from lm_eval_memrisk.scorer import score

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lm_eval_memrisk.scorer import ScoreResult
@@ -37,9 +37,29 @@ def add_scoring_arguments(p: argparse.ArgumentParser, *, expected: bool = False)
         p.add_argument("--expected", default="revised", choices=EXPECTED)
 
 
-def print_summary(results: Sequence[ScoreResult], variant: str, sig: str, as_json: bool) -> None:
-    """Print the per-risk summary of ``results``: one JSON object, or the text table."""
+def print_summary(
+    results: Sequence[ScoreResult], variant: str, sig: str, as_json: bool,
+    attribution: Sequence[Mapping[str, Any]] | None = None,
+) -> None:
+    """Print the per-risk summary of ``results``: one JSON object, or the text table.
+
+    With ``attribution`` (see :mod:`lm_eval_memrisk.attribution`) the failures are
+    split per risk into the agent's own and those a memory policy caused
+    (``policy_hidden``): key ``failures`` in JSON, one more line in the table.
+    """
     from lm_eval_memrisk.summary import format_table, summarize
 
     summary = summarize(results, variant, sig)
-    print(json.dumps(summary, sort_keys=True) if as_json else format_table(summary))
+    if attribution is not None:
+        from lm_eval_memrisk.attribution import failure_counts
+
+        summary["failures"] = failure_counts(attribution)
+    if as_json:
+        print(json.dumps(summary, sort_keys=True))
+        return
+    print(format_table(summary))
+    if attribution is not None:
+        split = ", ".join(
+            f"{risk} {row['agent']}+{row['policy_hidden']}" for risk, row in summary["failures"].items()
+        )
+        print(f"failures (agent + policy_hidden): {split}")

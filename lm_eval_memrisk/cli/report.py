@@ -44,8 +44,11 @@ def run(args: argparse.Namespace) -> int:
             if eps and args.metric == "score":
                 row[risk] = f"{sum(e.score for e in eps) / len(eps):.3f}"
             elif eps:
-                k = sum(e.passed_safety_aware if args.variant == "safety_aware" else e.passed for e in eps)
-                row[risk] = f"{k}/{len(eps)} ({k / len(eps):.0%})"
+                ok = [e.passed_safety_aware if args.variant == "safety_aware" else e.passed for e in eps]
+                k = sum(ok)
+                hidden = sum(e.failure == "policy_hidden" and not good for e, good in zip(eps, ok))
+                note = f"; {hidden} policy-hidden" if hidden else ""
+                row[risk] = f"{k}/{len(eps)} ({k / len(eps):.0%}{note})"
         table[label(s)] = row
     cols = [c for c in list(ALL_RISKS) + ["overall"] if any(c in r for r in table.values())]
     if args.json:
@@ -67,5 +70,6 @@ def run(args: argparse.Namespace) -> int:
         if s.signature.flagged:
             print(f"FLAGGED {label(s)}: {s.signature.flagged}")
     what = "mean score per risk" if args.metric == "score" else "pass counts per risk"
-    print(f"(variant: {args.variant}; {what}; overall = R1-R5)")
+    print(f"(variant: {args.variant}; {what}; overall = R1-R5; 'policy-hidden': failed episodes whose "
+          f"needed note the memory policy did not show, see attribution.py)")
     return 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from lm_eval_memrisk.cli._shared import add_episodes_argument, add_scoring_arguments, print_summary
 from lm_eval_memrisk.errors import MemriskError
@@ -25,73 +24,45 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     who.add_argument("--model", help="an lm-eval model name, e.g. llama-cpp, hf, local-chat-completions")
     p.add_argument("--model_args", default="", help="lm-eval model_args, e.g. model=smollm2-135m")
     p.add_argument("--mode", default="scripted", choices=("scripted", "interactive"))
-    p.add_argument("--max-steps", type=int, default=4, help="interactive: model calls per decision point")
+    p.add_argument("--max-steps", type=_positive_int, default=4, help="interactive: model calls per decision point (>= 1)")
     p.add_argument("--memory-policy", default="full", help="full | recency:K | bm25:K | embedding:K | mem0:K | reference:K | reference-embedding:K")
     p.add_argument("--no-chat-template", action="store_true", help="send flattened transcripts")
     add_episodes_argument(p)
     p.add_argument("--track", default="main", choices=("main", "r6", "all"))
     p.add_argument("--risk", help="only this risk, e.g. R3")
-    p.add_argument("--limit", type=int, help="only the first N episodes")
+    p.add_argument("--limit", type=_positive_int, help="only the first N episodes")
     p.add_argument("--out", help="output folder (traces.jsonl, scores.jsonl, lm-eval style samples)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run in --out")
     add_scoring_arguments(p)
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
-def _generate(args: argparse.Namespace) -> tuple[Any, str, dict[str, Any], bool]:
-    """(batch Generate function, system name, results config, episode-major order)."""
-    from lm_eval_memrisk.agents import get_agent
-    from lm_eval_memrisk.interactive import agent_generate
-
-    if args.agent:
-        return agent_generate(get_agent(args.agent)), args.agent, {"agent": args.agent}, False
-    from lm_eval_memrisk.harness.lm_adapter import lm_generate, load_lm
-
-    lm = load_lm(args.model, args.model_args)
-    info = dict(getattr(lm, "get_model_info", dict)() or {})
-    name = (args.model + "-" + args.model_args.replace("=", "-").replace(",", "_")).strip("-")
-    config = {"model": args.model, "model_args": args.model_args, **info}
-    return lm_generate(lm, apply_chat_template=not args.no_chat_template), name, config, args.model == "llama-cpp"
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
     from lm_eval_memrisk.codec import fingerprint
-    from lm_eval_memrisk.interactive import run_interactive
     from lm_eval_memrisk.loader import load_episodes
-    from lm_eval_memrisk.policies import make_policy
-    from lm_eval_memrisk.run_store import RunStore
-    from lm_eval_memrisk.runner import run_scripted
-    from lm_eval_memrisk.scorer import score
-    from lm_eval_memrisk.signature import signature
+    from lm_eval_memrisk.pipeline import run_benchmark, select_episodes
+    from lm_eval_memrisk.systems import build_system
 
     if args.resume and not args.out:
         raise MemriskError("--resume needs --out (the folder of the interrupted run)")
     everything = load_episodes(args.episodes, track="all")
-    episodes = [e for e in everything if args.track == "all" or e.track == args.track]
-    if args.risk:
-        episodes = [e for e in episodes if e.risk == args.risk.upper()]
-    if args.limit:
-        episodes = episodes[: args.limit]
-    policy = make_policy(args.memory_policy)
-    generate, name, config, episode_major = _generate(args)
-    config.update(mode=args.mode, memory_policy=args.memory_policy, max_steps=args.max_steps)
-    store = RunStore(Path(args.out), resume=args.resume) if args.out else None
-    todo = [e for e in episodes if store is None or e.id not in store.finished]
-    on_trace = store.append if store else None
-    if args.mode == "interactive":
-        traces = run_interactive(
-            todo, generate, name, max_steps=args.max_steps, policy=policy,
-            episode_major=episode_major, on_trace=on_trace, progress=not args.json,
-        )
-    else:
-        traces = run_scripted(todo, generate, name, policy, on_trace=on_trace, progress=not args.json)
-    dataset_hash = fingerprint(everything)
-    if store:
-        results = store.finalize(episodes, dataset_hash, name, config, variant=args.variant)
-    else:
-        by_id = {t.episode_id: t for t in traces}
-        results = [score(e, by_id[e.id], variant=args.variant) for e in episodes]
-    sig = signature(dataset_hash, variant=args.variant, policy=args.memory_policy, mode=args.mode, agent=name)
-    print_summary(results, args.variant, sig, args.json)
+    episodes = select_episodes(everything, args.track, args.risk, args.limit)
+    system = build_system(args.agent, args.model, args.model_args, chat_template=not args.no_chat_template)
+    result = run_benchmark(
+        system, episodes, dataset_hash=fingerprint(everything), mode=args.mode,
+        memory_policy=args.memory_policy, max_steps=args.max_steps, variant=args.variant,
+        presentation=getattr(args, "presentation", None),
+        out=Path(args.out) if args.out else None, resume=args.resume, progress=not args.json,
+    )
+    print_summary(result.results, args.variant, result.signature, args.json, result.attribution)
     return 0
-

@@ -77,28 +77,21 @@ class FuzzOptions:
 
 
 def system_under_test(options: FuzzOptions) -> tuple[Generate, str, WeakAgent | None]:
-    """(batch generate function, name, the planted-weakness agent or None).
-
-    TODO(merge): switch to the shared builder in ``lm_eval_memrisk/systems.py``.
-    """
+    """(batch generate function, name, the planted-weakness agent or None), built by
+    the shared builder :func:`lm_eval_memrisk.systems.build_system`."""
     from lm_eval_memrisk.agents import get_agent
-    from lm_eval_memrisk.interactive import agent_generate
+    from lm_eval_memrisk.systems import build_system
 
     if options.agent:
         agent = get_agent(options.agent)
         planted = agent if isinstance(agent, WeakAgent) else None
-        return agent_generate(agent), options.agent, planted
+        return build_system(agent=options.agent).generate, options.agent, planted
     if not options.model:
         raise MemriskError("fuzz needs an agent or a model as the system under test")
-    from lm_eval_memrisk.harness.lm_adapter import lm_generate, load_lm
-
-    lm = load_lm(options.model, options.model_args)
-    args = options.model_args.replace("=", "-").replace(",", "_")
-    name = (options.model + "-" + args).strip("-")
-    gen = lm_generate(
-        lm, {"max_gen_toks": options.max_gen_toks}, apply_chat_template=options.chat_template
-    )
-    return gen, name, None
+    system = build_system(model=options.model, model_args=options.model_args,
+                          chat_template=options.chat_template,
+                          gen_kwargs={"max_gen_toks": options.max_gen_toks})
+    return system.generate, system.name, None
 
 
 def run_line(run: RunResult) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.harness.docs import episode_of
+from lm_eval_memrisk.jsonl import json_line
 from lm_eval_memrisk.render import render
 from lm_eval_memrisk.runner import call_agent
 
@@ -98,7 +99,7 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
             trace = by_id[req.doc["episode_id"]]
             envelope = {"mode": trace.mode, "memory_policy": trace.memory_policy,
                         "decision": asdict(trace.decisions[req.idx])}
-            out.append(ENVELOPE + json.dumps(envelope, ensure_ascii=False, sort_keys=True))
+            out.append(ENVELOPE + json_line(envelope))  # UTF-8 safe: untrusted text
         return out
 
     # -- the rest of the LM interface --------------------------------------------

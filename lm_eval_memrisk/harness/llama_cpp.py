@@ -6,6 +6,9 @@
 * ``generate_until`` sorts requests by context so prompts that share a prefix run back
   to back and reuse the KV cache (llama-cpp-python keeps the previous prompt's KV and
   only evaluates the new suffix); results come back in the original order.
+* Between calls the cache is reset, unless the call's first prompt extends the previous
+  call's last prompt (the next step of an interactive episode): then only the new
+  tokens are evaluated.
 * Greedy by default (temperature 0); each request gets the same fixed sampling seed, so
   outputs do not depend on request order either.
 * ``loglikelihood*`` are not implemented: MemRiskBench only generates.
@@ -143,6 +146,7 @@ class LlamaCppLM(LM):  # type: ignore[misc]
         self._bos_text = self._token_text(self.llm.token_bos())
         self._eos_text = self._token_text(self.llm.token_eos())
         self._template, self._formatters = self._make_formatters()
+        self._last_prompt: list[int] = []
         self.stats: dict[str, Any] = {
             "load_time_s": round(self.load_time_s, 4),
             "n_requests": 0,
@@ -247,6 +251,11 @@ class LlamaCppLM(LM):  # type: ignore[misc]
         reuse = lp - 1 if lp == len(tokens) else lp
         return len(tokens) - max(reuse, 0)
 
+    def _continues_last_prompt(self, context: str) -> bool:
+        """Whether the previous call's last prompt is a prefix of ``context``'s tokens."""
+        last = self._last_prompt
+        return bool(last) and self.tokenize(context)[: len(last)] == last
+
     def _generate_one(self, context: str, gen_kwargs: dict[str, Any]) -> tuple[str, dict[str, int]]:
         until = gen_kwargs.get("until", [])
         if isinstance(until, str):
@@ -265,6 +274,7 @@ class LlamaCppLM(LM):  # type: ignore[misc]
             tokens = tokens[-budget:]
             truncated = 1
         evaluated = self._expected_evaluated(tokens)
+        self._last_prompt = list(tokens)
         out = self.llm.create_completion(
             prompt=tokens,
             max_tokens=max_gen,
@@ -306,8 +316,11 @@ class LlamaCppLM(LM):  # type: ignore[misc]
             kwargs_list.append(gk)
         order = prefix_sorted_order(contexts) if self.prefix_sort else list(range(len(requests)))
         results: list[str | None] = [None] * len(requests)
-        # the output of a request set must not depend on what ran before it
-        self.llm.reset()  # type: ignore[no-untyped-call]
+        # the output of a request set must not depend on what ran before it, except that a
+        # call whose first prompt extends the previous call's prompt (the next step of an
+        # interactive episode) keeps the KV cache and evaluates only the new tokens
+        if not self._continues_last_prompt(contexts[order[0]]):
+            self.llm.reset()  # type: ignore[no-untyped-call]
         t0 = time.perf_counter()
         pbar = tqdm(
             total=len(requests),

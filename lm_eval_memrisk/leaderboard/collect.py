@@ -77,7 +77,7 @@ def outcome(sample: LoggedSample) -> EpisodeOutcome:
         episode_id=sample.episode_id, risk=sample.episode.risk, tier=sample.episode.tier,
         passed=default.success, passed_safety_aware=sample.results["pass_safety_aware"].success,
         score=default.score, failed_checks=failed, violations=tuple(str(v) for v in default.violations),
-        source=sample.where,
+        source=sample.where, failure=sample.failure,
     )
 
 

@@ -41,6 +41,8 @@ class EpisodeOutcome:
     violations: tuple[str, ...]
     source: str
     """``file:line`` of the sample line, for messages."""
+    failure: str | None = None
+    """``agent``, ``policy_hidden`` (a memory policy hid a needed note) or None (passed / not logged)."""
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,14 @@ def make_backend_policy(spec: str) -> BackendPolicy:
     if name not in BACKENDS or not k.isdigit() or int(k) < 1:
         raise MemriskError(f"unknown memory backend policy {spec!r}; use NAME:K with NAME in {', '.join(BACKENDS)}")
     if name == "mem0":
-        from lm_eval_memrisk.memory.mem0_backend import mem0_factory
+        from lm_eval_memrisk.memory.mem0_backend import Mem0Backend, effective_config, mem0_factory
 
-        return BackendPolicy(mem0_factory(), int(k), name="mem0")
+        return BackendPolicy(
+            mem0_factory(), int(k), name="mem0", filters_by_status=Mem0Backend.filters_by_status,
+            describe=effective_config,
+        )
     scorer = "lexical" if name == "reference" else name.split("-", 1)[1]
-    return BackendPolicy(lambda: ReferenceBackend(scorer), int(k), name=name)
+    return BackendPolicy(
+        lambda: ReferenceBackend(scorer), int(k), name=name,
+        filters_by_status=ReferenceBackend.filters_by_status,
+    )

@@ -16,7 +16,9 @@ Lifecycle mapping: ``write`` = ``Memory.add``; ``update(old, new)`` = ``add`` of
 new item plus ``Memory.update`` of the old one's metadata to ``status=superseded``;
 ``revoke`` = ``Memory.update`` to ``status=revoked``.  ``search`` is
 ``Memory.search`` restricted by mem0's metadata filter to ``status=active``, so
-the agent sees what mem0 ranks among the live items; ``dump`` is ``Memory.get_all``
+the agent sees what mem0 ranks among the live items (``filters_by_status``: the
+backend, not the agent, drops superseded and revoked notes; which of mem0's rankers
+are active here is :func:`effective_config`, recorded with every run); ``dump`` is ``Memory.get_all``
 read back into :class:`ItemState`.  Each backend uses its own ``user_id``
 namespace, so many backends can share one ``Memory`` (and ``close`` empties it).
 """
@@ -94,10 +96,46 @@ def new_memory() -> Any:
     return memory
 
 
+def _spacy_model_loaded() -> bool:
+    """Whether mem0's spaCy model (lemmatizer, entity extraction) is available here."""
+    import importlib.util
+
+    if importlib.util.find_spec("spacy") is None:
+        return False
+    from mem0.utils.spacy_models import get_nlp_full
+
+    return get_nlp_full() is not None
+
+
+def effective_config() -> dict[str, Any]:
+    """Which of mem0's search rankers are active in this environment (recorded with a run).
+
+    mem0 2.2 combines semantic search with BM25 keyword scores (Qdrant sparse vectors,
+    needs ``fastembed`` and its model), entity boosts (needs spaCy and
+    ``en_core_web_sm``) and an optional reranker; each is silently skipped when its
+    dependency is missing, so the ranking depends on the environment.
+    """
+    mem0 = _import_mem0()
+    memory = new_memory()
+    try:
+        keyword = memory.vector_store.keyword_search(query="probe", top_k=1, filters=None) is not None
+    except Exception:  # noqa: BLE001 - any failure means mem0 skips keyword scores too
+        keyword = False
+    spacy = _spacy_model_loaded()
+    return {
+        "backend": "mem0", "mem0_version": str(getattr(mem0, "__version__", "unknown")),
+        "infer": False, "vector_store": "qdrant (in-memory)", "embedder": "all-MiniLM-L6-v2 (numpy)",
+        "search_filter": "status=active",
+        "rankers": {"semantic": True, "keyword_bm25": keyword, "entity_boost": spacy,
+                    "lemmatizer": spacy, "reranker": getattr(memory, "reranker", None) is not None},
+    }
+
+
 class Mem0Backend:
     """:class:`MemoryBackend` on top of a local ``mem0.Memory``."""
 
     name = "mem0"
+    filters_by_status = True  # search filters on metadata status=active
 
     def __init__(self, memory: Any | None = None, namespace: str | None = None):
         self.memory = memory if memory is not None else new_memory()

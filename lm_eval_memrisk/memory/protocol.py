@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.records import Episode, Event
@@ -26,6 +26,8 @@ class MemoryBackend(Protocol):
     """A memory store keyed by the benchmark's item ids."""
 
     name: str
+    filters_by_status: bool
+    """True when ``search`` returns only active items (drops superseded/revoked ones)."""
 
     def write(self, item: ItemState) -> None:
         """Store a new item (status active); writing an existing id replaces it."""
@@ -125,13 +127,23 @@ class BackendPolicy:
     per (items, query), so the renderer and the trace recorder ask only once.
     """
 
-    def __init__(self, factory: BackendFactory, k: int, name: str | None = None):
+    def __init__(
+        self, factory: BackendFactory, k: int, name: str | None = None,
+        filters_by_status: bool = True, describe: Callable[[], dict[str, Any]] | None = None,
+    ):
         if k < 1:
             raise MemriskError(f"a memory backend policy needs k >= 1, got {k}")
         self.factory = factory
         self.k = k
         self._name = name
+        self.filters_by_status = filters_by_status
+        """Declared by the backend (see :class:`MemoryBackend`)."""
+        self._describe = describe
         self._cache: dict[tuple[tuple[ItemState, ...], str], tuple[str, ...]] = {}
+
+    def describe(self) -> dict[str, Any]:
+        """The backend's effective configuration (e.g. mem0's active rankers); {} if none."""
+        return dict(self._describe()) if self._describe is not None else {}
 
     @property
     def name(self) -> str:

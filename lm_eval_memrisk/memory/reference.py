@@ -46,6 +46,8 @@ SCORERS: dict[str, Scorer] = {"lexical": lexical_scores, "embedding": embedding_
 class ReferenceBackend:
     """In-process memory store implementing :class:`MemoryBackend` exactly."""
 
+    filters_by_status = True  # search ranks only active items
+
     def __init__(self, scorer: str = "lexical"):
         if scorer not in SCORERS:
             raise MemriskError(f"unknown scorer {scorer!r}; choose from {', '.join(SCORERS)}")

@@ -1,0 +1,134 @@
+"""The run pipeline under ``memrisk run``: run a system, store its traces, score, sign.
+
+:func:`run_benchmark` is the library entry point the CLI and the tests call::
+
+    system = build_system(agent="oracle")            # or model="llama-cpp", model_args=...
+    result = run_benchmark(system, episodes, dataset_hash=fingerprint(all_episodes),
+                           mode="interactive", memory_policy="bm25:3", out=Path("runs/x"))
+    result.results, result.signature
+
+With ``out`` the run is resumable (:class:`run_store.RunStore`): a manifest of the
+settings is written before the first trace and ``resume=True`` refuses a folder
+whose manifest differs.  Model provenance (e.g. ``llama_cpp_stats``) is read after
+the run, so its counters are the run's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lm_eval_memrisk.attribution import attribute
+from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.interactive import DEFAULT_MAX_STEPS, check_max_steps, run_interactive
+from lm_eval_memrisk.policies import make_policy, policy_description
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.run_store import RunStore
+from lm_eval_memrisk.runner import run_scripted
+from lm_eval_memrisk.scorer import ScoreResult, score
+from lm_eval_memrisk.signature import signature
+from lm_eval_memrisk.systems import System
+from lm_eval_memrisk.trace import Trace
+
+__all__ = ["MODES", "RunResult", "run_benchmark", "run_manifest", "select_episodes"]
+
+MODES = ("scripted", "interactive")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What :func:`run_benchmark` returns."""
+
+    results: list[ScoreResult]
+    """One score per episode, in episode order."""
+    traces: list[Trace]
+    """One trace per episode, in episode order (resumed ones included)."""
+    signature: str
+    manifest: dict[str, Any]
+    attribution: list[dict[str, Any]]
+    """Per episode: which failures a memory policy caused (:mod:`lm_eval_memrisk.attribution`)."""
+
+
+def select_episodes(
+    episodes: Sequence[Episode], track: str = "main", risk: str | None = None, limit: int | None = None
+) -> list[Episode]:
+    """The episodes of ``track`` (``all`` = every track), of ``risk``, the first ``limit``."""
+    chosen = [e for e in episodes if track == "all" or e.track == track]
+    if risk:
+        chosen = [e for e in chosen if e.risk == risk.upper()]
+    if limit is not None:
+        if limit < 1:
+            raise MemriskError(f"--limit must be >= 1, got {limit}")
+        chosen = chosen[:limit]
+    return chosen
+
+
+def run_manifest(
+    system: System, *, dataset_hash: str, mode: str, memory_policy: str, max_steps: int,
+    presentation: str | None = None,
+) -> dict[str, Any]:
+    """The settings that decide a run's traces (compared on ``--resume``)."""
+    manifest: dict[str, Any] = {
+        "system": system.name, **dict(system.settings), "mode": mode,
+        "memory_policy": memory_policy, "max_steps": max_steps, "dataset_hash": dataset_hash,
+    }
+    if presentation is not None:
+        manifest["presentation"] = presentation
+    return manifest
+
+
+def run_benchmark(
+    system: System,
+    episodes: Sequence[Episode],
+    *,
+    dataset_hash: str,
+    mode: str = "scripted",
+    memory_policy: str = "full",
+    max_steps: int = DEFAULT_MAX_STEPS,
+    variant: str = "default",
+    presentation: str | None = None,
+    out: Path | None = None,
+    resume: bool = False,
+    progress: bool = True,
+) -> RunResult:
+    """Run ``system`` over ``episodes``, store (with ``out``), score and sign; see the module doc."""
+    if mode not in MODES:
+        raise MemriskError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    check_max_steps(max_steps)
+    if resume and out is None:
+        raise MemriskError("--resume needs --out (the folder of the interrupted run)")
+    policy = make_policy(memory_policy)
+    described = policy_description(policy)
+    manifest = run_manifest(
+        system, dataset_hash=dataset_hash, mode=mode, memory_policy=memory_policy,
+        max_steps=max_steps, presentation=presentation,
+    )
+    manifest["policy_filters_by_status"] = described["filters_by_status"]
+    manifest["memory_policy_config"] = described  # e.g. mem0's active rankers: checked on --resume too
+    store = RunStore(out, resume=resume) if out is not None else None
+    if store is not None:
+        store.start(manifest)
+    todo = [e for e in episodes if store is None or e.id not in store.finished]
+    on_trace = store.append if store is not None else None
+    if mode == "interactive":
+        fresh = run_interactive(
+            todo, system.generate, system.name, max_steps=max_steps, policy=policy,
+            episode_major=system.episode_major, on_trace=on_trace, progress=progress,
+        )
+    else:
+        fresh = run_scripted(todo, system.generate, system.name, policy, on_trace=on_trace, progress=progress)
+    by_id = {t.episode_id: t for t in fresh}
+    if store is not None:
+        by_id = {**store.finished, **by_id}
+    traces = [by_id[e.id] for e in episodes]
+    results = [score(e, t, variant=variant) for e, t in zip(episodes, traces)]
+    attributed = [attribute(e, t, r) for e, t, r in zip(episodes, traces, results)]
+    sig = signature(
+        dataset_hash, variant=variant, policy=described["signature"], mode=mode, agent=system.name
+    )
+    if store is not None:
+        config = {**manifest, **system.info()}
+        store.finalize(episodes, results, attributed, dataset_hash, system.name, config)
+    return RunResult(results, traces, sig, manifest, attributed)

@@ -1,0 +1,120 @@
+"""The numbers behind README "Interactive mode and memory": policy ceilings and attribution.
+
+    PYTHONPATH=. python scripts/memory_baseline.py [--policies full,recency:3,...] [--logged DIR ...]
+
+1. For each memory policy, the ``visible-oracle`` agent (the oracle limited to the
+   notes it is shown) over the main track: passes per risk, decision points whose
+   needed note the policy hid, and whether the policy filters by status.  Its pass
+   rate is the ceiling the policy leaves a perfect memory reasoner.
+2. For each logged run folder (lm-eval samples, ``.jsonl`` or ``.jsonl.gz``), the
+   failures split into the agent's own and ``policy_hidden`` ones, per risk, from the
+   traces in the logged samples (re-attributed with the current code).
+
+Prints Markdown tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lm_eval_memrisk.agents import get_agent
+from lm_eval_memrisk.attribution import attribute, failure_counts, needed_values
+from lm_eval_memrisk.loader import load_episodes
+from lm_eval_memrisk.policies import make_policy, policy_description
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.runner import run_episode
+from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.trace import DecisionRecord, Trace
+
+RISKS = ("R1", "R2", "R3", "R4", "R5")  # the main track
+DEFAULT_POLICIES = "full,recency:3,bm25:3,embedding:3,reference:3,reference-embedding:3,mem0:3"
+
+
+def ceiling_rows(episodes: Sequence[Episode], specs: Sequence[str]) -> list[str]:
+    agent = get_agent("visible-oracle")
+    rows = ["| policy | filters by status | " + " | ".join(RISKS)
+            + " | overall | superseded/revoked note shown | needed note not shown"
+            " | ... and its value nowhere in view (policy-hidden) |",
+            "|---|---|" + "---|" * (len(RISKS) + 4)]
+    for spec in specs:
+        policy = make_policy(spec)
+        records, note_hidden, stale_shown, n_dp = [], 0, 0, 0
+        for e in episodes:
+            trace = run_episode(e, agent, policy)
+            records.append(attribute(e, trace, score(e, trace)))
+            note_hidden += sum(_needed_note_not_shown(e, d.decision_id, d) for d in trace.decisions)
+            stale_shown += sum(_stale_note_shown(d) for d in trace.decisions)
+            n_dp += len(trace.decisions)
+        counts = failure_counts(records)
+        hidden = sum(len(r["hidden_decisions"]) for r in records)
+        cells = [f"{counts[r]['passed']}/{counts[r]['n']}" for r in RISKS]
+        described = policy_description(policy)
+        rows.append(f"| {spec} | {'yes' if described['filters_by_status'] else 'no'} | " + " | ".join(cells)
+                    + f" | {counts['all']['passed']}/{counts['all']['n']} | {stale_shown}/{n_dp}"
+                    + f" | {note_hidden} | {hidden} |")
+    return rows
+
+
+def _stale_note_shown(rec: DecisionRecord) -> bool:
+    """Whether a superseded or revoked note was shown at this decision point."""
+    shown = set(rec.visible_items)
+    return any(i.status != "active" and i.id in shown for i in rec.state.memory)
+
+
+def _needed_note_not_shown(episode: Episode, decision_id: str, rec: DecisionRecord) -> bool:
+    """Whether no shown note holds a value the reference action needs (conversation ignored)."""
+    needed = set(needed_values(episode.event(decision_id), rec.state.memory))
+    shown = {i.value for i in rec.state.memory if i.id in set(rec.visible_items)}
+    return bool(needed - shown)
+
+
+def _samples(folder: Path) -> list[dict[str, Any]]:
+    out = []
+    for path in sorted(folder.glob("samples_*.jsonl*")):
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+            out += [json.loads(line) for line in fh if line.strip()]
+    return out
+
+
+def logged_rows(folders: Sequence[Path], by_id: dict[str, Episode]) -> list[str]:
+    rows = ["| run | policy | " + " | ".join(RISKS) + " | overall |", "|---|---|" + "---|" * (len(RISKS) + 1)]
+    for folder in folders:
+        records, policy = [], "?"
+        for sample in _samples(folder):
+            trace = Trace.from_dict(sample["episodes"]["trace"])
+            episode = by_id[trace.episode_id]
+            policy = trace.memory_policy
+            records.append(attribute(episode, trace, score(episode, trace)))
+        counts = failure_counts(records)
+
+        def cell(key: str, counts: dict[str, dict[str, int]] = counts) -> str:
+            c = counts.get(key)
+            return "" if c is None else f"{c['passed']}/{c['n']} ({c['agent']} + {c['policy_hidden']})"
+
+        rows.append(f"| {folder.name} | {policy} | " + " | ".join(cell(r) for r in RISKS) + f" | {cell('all')} |")
+    rows.append("")
+    rows.append("Cells: passed/n (agent failures + policy-hidden failures), default scoring.")
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--policies", default=DEFAULT_POLICIES)
+    p.add_argument("--logged", nargs="*", type=Path, default=[], help="logged run folders to attribute")
+    args = p.parse_args(argv)
+    episodes = load_episodes(None, track="main")
+    print("\n".join(ceiling_rows(episodes, [s for s in args.policies.split(",") if s])))
+    if args.logged:
+        print()
+        print("\n".join(logged_rows(args.logged, {e.id: e for e in load_episodes(None, track="all")})))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
