@@ -9,3 +9,5 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
 fi
 . scripts/_setup.sh "llama,server,plots,memory,test"
 python -m pytest -q -p no:cacheprovider "$@"
+# the other end of the declared lm-eval range (setup.cfg): a second venv, ~1.5 min warm
+bash scripts/test_oldest_lm_eval.sh
