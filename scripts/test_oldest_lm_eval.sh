@@ -14,7 +14,7 @@ if [ -z "$PY" ]; then
 fi
 VENV=.venv-oldest
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-timeout 600 "$VENV/bin/python" -m pip install -q --disable-pip-version-check "lm-eval==$OLDEST" ".[test]"
+timeout 600 "$VENV/bin/python" -m pip install -q --disable-pip-version-check "lm-eval[api]==$OLDEST" ".[test]"
 "$VENV/bin/python" -c "import lm_eval, sys; v = lm_eval.__version__; print('lm-eval', v); sys.exit(v != '$OLDEST')"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
@@ -28,4 +28,4 @@ r3 = json.loads(res.read_text())["results"]["memriskbench_r3"]
 assert r3["pass,none"] == 1.0, r3
 print(f"lm_eval with lm-eval {json.loads(res.read_text()).get('lm_eval_version', '?')}: oracle pass = 1.0 on memriskbench_r3")
 PY
-timeout 300 "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/test_lm_eval_fit.py
+timeout 300 "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/test_lm_eval_fit.py tests/test_request_building.py
