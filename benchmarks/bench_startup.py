@@ -5,8 +5,8 @@
    ``python -c pass`` in a bare venv vs the same kind of venv holding what
    ``pip install .`` puts into site-packages for the hook (the package, byte-compiled
    as pip does, and the .pth), and the latter with ``MEMRISK_NO_AUTOLOAD=1``.
-   Medians over ``--runs`` starts, the three variants interleaved so that machine
-   noise hits them alike.  Also lists the modules the hook imports.
+   Medians over ``--runs`` starts, the three variants interleaved in a shuffled order
+   so that machine noise hits them alike; wall and CPU (user + sys) time.  Also lists the modules the hook imports.
 2. With ``--task-runs N``: wall time of one small task run end to end with the
    reference oracle, ``lm_eval`` (indexes ~14,700 built-in tasks) vs ``memrisk eval``
    (indexes ours), in the current environment.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import re
 import resource
 import shutil
@@ -68,6 +69,20 @@ def start_ms(python: Path, env: dict[str, str]) -> tuple[float, float]:
     return wall, cpu
 
 
+def pth_line_us(repeat: int = 5, number: int = 2000) -> float:
+    """Microseconds to execute the .pth line once (best of ``repeat``), in this process."""
+    import timeit
+
+    line = (REPO / "lm_eval_memrisk" / PTH).read_text()
+    saved = list(sys.meta_path)
+
+    def once() -> None:
+        exec(line, {})  # noqa: S102  (our own .pth line, exactly as site.py runs it)
+        sys.meta_path[:] = saved
+
+    return min(timeit.repeat(once, repeat=repeat, number=number)) / number * 1e6
+
+
 def imported_modules(python: Path, env: dict[str, str]) -> list[str]:
     err = subprocess.run([str(python), "-X", "importtime", "-c", "pass"], env=env,
                          capture_output=True, text=True, check=True).stderr  # fmt: skip
@@ -86,8 +101,12 @@ def hook_cost(runs: int) -> None:
             start_ms(python, env)
         walls: dict[str, list[float]] = {name: [] for name in variants}
         cpus: dict[str, list[float]] = {name: [] for name in variants}
+        order = list(variants)
+        rng = random.Random(0)
         for _ in range(runs):
-            for name, (python, env) in variants.items():
+            rng.shuffle(order)  # no variant always runs first (position bias)
+            for name in order:
+                python, env = variants[name]
                 wall, cpu = start_ms(python, env)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
@@ -98,6 +117,7 @@ def hook_cost(runs: int) -> None:
             wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
             print(f"  {name:<36} wall {wall:6.2f} ms ({wall - base_wall:+.2f} vs bare; "
                   f"min {min(walls[name]):.2f})   cpu {cpu:6.2f} ms ({cpu - base_cpu:+.2f})")  # fmt: skip
+        print(f"executing the .pth line itself (hook on), in process: {pth_line_us():.1f} us")
         extra = sorted(set(imported_modules(py["hooked"], clean_env()))
                        - set(imported_modules(py["bare"], clean_env())))  # fmt: skip
         print(f"modules the hook imports at start-up: {', '.join(extra) or 'none'}")

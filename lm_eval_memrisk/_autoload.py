@@ -1,18 +1,18 @@
 """Let the plain ``lm_eval`` CLI find MemRiskBench's tasks and models.
 
 lm-eval (0.4.12, 0.4.13) reads no entry points, so installing this project puts a
-one-line ``lm_eval_memrisk-autoload.pth`` into site-packages.  That line checks the
-opt-out ``MEMRISK_NO_AUTOLOAD`` itself and only then imports this module, which adds
-an import hook: a ``sys.meta_path`` finder that answers ``None`` for every module but
-two of lm-eval's.  This module runs at every interpreter start, so it imports nothing
-(``sys`` and ``os`` are loaded by then) and holds no annotations that need ``typing``
-or ``__future__``; ``benchmarks/bench_startup.py`` measures what it adds to
-``python -c pass`` (README, Benchmarks).
+one-line ``lm_eval_memrisk-autoload.pth`` into site-packages.  That line runs at every
+interpreter start, so it imports no file: it checks the opt-out
+``MEMRISK_NO_AUTOLOAD`` and otherwise puts a tiny ``sys.meta_path`` finder in front
+(a class built inline, marked ``memrisk_autoload``) that answers ``None`` for every
+module but ``lm_eval.tasks.manager`` and ``lm_eval.models``, and for those two calls
+:func:`find_spec` here.  ``benchmarks/bench_startup.py`` measures what the line adds
+to ``python -c pass`` (README, Benchmarks).
 
-When lm-eval imports ``lm_eval.tasks.manager`` or ``lm_eval.models``, the finder hands
-the module to :mod:`lm_eval_memrisk.lm_eval_patches`, which checks the lm-eval version
-and patches right after the module has executed: ``TaskManager`` also indexes our
-task configs, and ``llama-cpp`` / ``memrisk-agent`` are registered as lazy models.
+For those two modules, :mod:`lm_eval_memrisk.lm_eval_patches` checks the lm-eval
+version and patches right after the module has executed: ``TaskManager`` also indexes
+our task configs, and ``llama-cpp`` / ``memrisk-agent`` are registered as lazy models.
+:func:`install` does the same without the .pth (``memrisk eval``, a source checkout).
 """
 
 import os
@@ -39,24 +39,33 @@ def tasks_dir() -> "Path":
     return here.parent / "tasks"
 
 
+def find_spec(
+    fullname: str, path: "Sequence[str] | None", target: "ModuleType | None" = None
+) -> "ModuleSpec | None":
+    """The spec of one of TARGETS with a loader that patches it; None for anything else."""
+    if fullname not in TARGETS:
+        return None
+    from lm_eval_memrisk.lm_eval_patches import patched_spec
+
+    return patched_spec(fullname, path, target)
+
+
 class _Finder:
-    """A meta-path finder that only answers for the modules in TARGETS."""
+    """The finder :func:`install` adds (the .pth line builds an equivalent one inline)."""
+
+    memrisk_autoload = True
 
     def find_spec(
         self, fullname: str, path: "Sequence[str] | None", target: "ModuleType | None" = None
     ) -> "ModuleSpec | None":
-        if fullname not in TARGETS:
-            return None
-        from lm_eval_memrisk.lm_eval_patches import patched_spec
-
-        return patched_spec(self, fullname, path, target)
+        return find_spec(fullname, path, target)
 
 
 def install() -> None:
     """Add the hook (idempotent); patch lm-eval modules that are already imported."""
     if os.environ.get("MEMRISK_NO_AUTOLOAD"):
         return
-    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+    if not any(getattr(f, "memrisk_autoload", False) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
     loaded = [name for name in TARGETS if name in sys.modules]
     if loaded:

@@ -179,12 +179,10 @@ class _PatchingLoader:
         apply_patch(self._name, module)
 
 
-def patched_spec(
-    finder: object, fullname: str, path: Any, target: ModuleType | None
-) -> ModuleSpec | None:
-    """The real spec of ``fullname`` with its loader wrapped to run our patch."""
+def patched_spec(fullname: str, path: Any, target: ModuleType | None) -> ModuleSpec | None:
+    """The real spec of ``fullname`` (from the other finders) with a patching loader."""
     for other in sys.meta_path:
-        if other is finder or not hasattr(other, "find_spec"):
+        if getattr(other, "memrisk_autoload", False) or not hasattr(other, "find_spec"):
             continue
         spec: ModuleSpec | None = other.find_spec(fullname, path, target)
         if spec is not None and spec.loader is not None:
