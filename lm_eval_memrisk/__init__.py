@@ -10,10 +10,9 @@ at every interpreter start through the lm-eval discovery hook)::
     result = score(episodes[0], trace)             # .success, .score, .checks, ...
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import Any
+TYPE_CHECKING = False  # no typing/__future__/importlib at start-up (the discovery hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 
@@ -48,10 +47,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'lm_eval_memrisk' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

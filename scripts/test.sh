@@ -11,5 +11,7 @@ fi
 . scripts/_setup.sh "llama,server,plots,memory,test"
 python -m ruff check .
 python -m mypy lm_eval_memrisk selector
+# the other end of the declared lm-eval range (setup.cfg): a second venv, ~1.5 min warm
+bash scripts/test_oldest_lm_eval.sh
 # -m "": every test, also the model, slow and browser ones the default run leaves out
 python -m pytest -q -p no:cacheprovider -m "" "$@"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lm_eval_memrisk.errors import ModelFileError
-from lm_eval_memrisk.harness.model_files import EMBEDDED_MODELS, resolve_model
+from lm_eval_memrisk.harness.model_files import EMBEDDED_MODELS, portable_path, resolve_model
 
 lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.api.instance import Instance  # noqa: E402 (after the importorskip)
@@ -287,7 +287,7 @@ def test_simple_evaluate_string_model_args(smollm2: Path, tmp_path: Path) -> Non
     (tmp_path / "tiny.yaml").write_text(TINY_TASK.format(data=data))
     res = simple_evaluate(
         model="llama-cpp",
-        model_args="model=smollm2-135m,n_ctx=1024,seed=7,max_gen_toks=12",
+        model_args=f"model=smollm2-135m,model_path={smollm2},n_ctx=1024,seed=7,max_gen_toks=12",
         tasks=["memrisk_llama_cpp_smoke"],
         task_manager=TaskManager(include_path=str(tmp_path), include_defaults=False),
         apply_chat_template=True,
@@ -305,6 +305,9 @@ def test_simple_evaluate_string_model_args(smollm2: Path, tmp_path: Path) -> Non
     )
     assert cfg["n_ctx"] == 1024 and cfg["seed"] == 7 and cfg["quantization"] == "Q4_1"
     assert cfg["llama_cpp_stats"]["n_requests"] == 2
+    # the config names no absolute path (home directory): a portable form + the sha256
+    assert cfg["model_args"]["model_path"] == portable_path(smollm2) == cfg["gguf_path"]
+    assert str(Path.home()) not in json.dumps(cfg, default=str)
     samples = res["samples"]["memrisk_llama_cpp_smoke"]
     ctx = samples[0]["arguments"][0][0]
     assert ctx.startswith("<|im_start|>system") and ctx.endswith("<|im_start|>assistant\n")

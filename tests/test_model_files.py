@@ -25,6 +25,8 @@ from lm_eval_memrisk.harness.model_files import (
     WheelPart,
     check_gguf,
     fetch_embedded,
+    portable_args,
+    portable_path,
     resolve_model,
     sha256_file,
 )
@@ -177,15 +179,21 @@ def test_corrupt_counts(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ sha256 cache
 
 
-def test_sha256_file_and_cache(tmp_path: Path) -> None:
-    p = tmp_path / "m.gguf"
+def test_sha256_file_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache_dir = tmp_path / "memrisk-cache"
+    monkeypatch.setenv("MEMRISK_CACHE", str(cache_dir))
+    user_dir = tmp_path / "user-models"
+    user_dir.mkdir()
+    p = user_dir / "m.gguf"
     p.write_bytes(b"hello world")
     expected = hashlib.sha256(b"hello world").hexdigest()
     assert sha256_file(p) == expected
-    cache = tmp_path / "m.gguf.sha256.json"
+    # nothing is written next to the user's model file; the record is in our cache dir
+    assert sorted(x.name for x in user_dir.iterdir()) == ["m.gguf"]
+    (cache,) = (cache_dir / "sha256").iterdir()
     data = json.loads(cache.read_text())
-    assert data["sha256"] == expected and data["size"] == 11
-    # the cache is really used: a forged digest with matching size+mtime is returned
+    assert data["sha256"] == expected and data["size"] == 11 and data["path"] == str(p.resolve())
+    # the cache is really used: a forged digest with matching path+size+mtime is returned
     data["sha256"] = "0" * 64
     cache.write_text(json.dumps(data))
     assert sha256_file(p) == "0" * 64
@@ -195,11 +203,43 @@ def test_sha256_file_and_cache(tmp_path: Path) -> None:
     assert sha256_file(p) == hashlib.sha256(b"hello world!").hexdigest()
 
 
-def test_sha256_cache_corrupt_is_ignored(tmp_path: Path) -> None:
+def test_sha256_cache_corrupt_or_read_only_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMRISK_CACHE", str(tmp_path / "cache"))
     p = tmp_path / "m.bin"
     p.write_bytes(b"abc")
-    (tmp_path / "m.bin.sha256.json").write_text("{not json")
     assert sha256_file(p) == hashlib.sha256(b"abc").hexdigest()
+    (record,) = (tmp_path / "cache" / "sha256").iterdir()
+    record.write_text("{not json")
+    assert sha256_file(p) == hashlib.sha256(b"abc").hexdigest()
+    monkeypatch.setenv("MEMRISK_CACHE", "/proc/no-such-dir")  # cannot be created
+    assert sha256_file(p) == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_portable_path_and_args_name_no_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, work = tmp_path / "home" / "alice", tmp_path / "elsewhere" / "work"
+    (home / "models").mkdir(parents=True)
+    (work / "m").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    in_home, in_cwd = home / "models" / "x.gguf", work / "m" / "y.gguf"
+    outside = tmp_path / "opt" / "z.gguf"
+    outside.parent.mkdir()
+    for f in (in_home, in_cwd, outside):
+        f.write_bytes(b"GGUF")
+    assert portable_path(in_home) == "~/models/x.gguf"
+    assert portable_path(in_cwd) == "m/y.gguf"
+    assert portable_path(outside) == "z.gguf"
+    args = {"model_path": str(in_home), "model": "smollm2-135m", "n_threads": 1,
+            "cache_dir": str(home / "models"), "note": "a/b (not a file)"}  # fmt: skip
+    assert portable_args(args) == {
+        "model_path": "~/models/x.gguf", "model": "smollm2-135m", "n_threads": 1,
+        "cache_dir": "~/models", "note": "a/b (not a file)",
+    }  # fmt: skip
+    assert "alice" not in json.dumps(portable_args(args))
 
 
 # ------------------------------------------------------------------ resolve_model
@@ -295,8 +335,9 @@ def test_fetch_embedded_from_local_wheels(tmp_path: Path, monkeypatch: pytest.Mo
     out = fetch_embedded(spec, cache)
     assert out == cache / "fake.gguf" and out.read_bytes() == data
     assert check_gguf(out).data_end == len(data)
-    assert json.loads((cache / "fake.gguf.sha256.json").read_text())["sha256"] == spec.sha256
-    assert sorted(p.name for p in cache.iterdir()) == ["fake.gguf", "fake.gguf.sha256.json"]
+    (record,) = (cache / "sha256").iterdir()  # the digest record lives in our cache dir
+    assert json.loads(record.read_text())["sha256"] == spec.sha256
+    assert sorted(p.name for p in cache.iterdir()) == ["fake.gguf", "sha256"]
 
 
 def test_fetch_embedded_sha_mismatch_leaves_nothing(

@@ -128,5 +128,9 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
         info: dict[str, Any] = {"memrisk_agent": self.agent_name, "mode": self.mode,
                                 "memory_policy": self.policy_spec, "max_steps": self.max_steps}
         if self.base is not None and hasattr(self.base, "get_model_info"):
-            info.update(self.base.get_model_info() or {})
+            base_info = dict(self.base.get_model_info() or {})
+            base_args = base_info.pop("model_args", None)  # portable (no absolute paths)
+            info.update(base_info)
+            if isinstance(base_args, dict):
+                info["model_args"] = {"base": self.base_name, **base_args}
         return info

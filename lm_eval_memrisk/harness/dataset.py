@@ -33,12 +33,28 @@ def _from_hub(dataset: str, risk: str | None, track: str | None) -> list[dict[st
     return [dict(r) for r in ds]
 
 
+def _no_episodes_message(
+    risk: str | None, tier: str | None, track: str | None, subset: str | None,
+    dataset: str | None, episodes: str | None, held: list[str],
+) -> str:
+    """Which source lacks which slice; for a partial episode file, what it does hold."""
+    source = (f"episodes file {episodes}" if episodes else f"dataset {dataset}" if dataset
+              else "the package data")  # fmt: skip
+    msg = f"{source}: no episodes for risk={risk} tier={tier} track={track} subset={subset}"
+    if episodes and held:
+        tasks = ",".join(f"memriskbench_{r.lower()}" for r in held)
+        msg += (f" (the file holds risks {', '.join(held)} only; a group run needs every risk "
+                f"of the group: run --tasks {tasks} instead)")  # fmt: skip
+    return msg
+
+
 def load_docs(
     risk: str | None = None, tier: str | None = None, track: str | None = "main",
     subset: str | None = None, dataset: str | None = None, episodes: str | None = None,
     memory_policy: str | None = None, **_: Any,
 ) -> datasets.DatasetDict:
     """Docs for one task: a DatasetDict with a single ``test`` split."""
+    held: list[str] = []
     if dataset and not episodes:
         rows = _from_hub(dataset, risk, track)
         rows = [r for r in rows if tier is None or r["tier"] == tier]
@@ -54,6 +70,7 @@ def load_docs(
         from lm_eval_memrisk.codec import fingerprint
 
         h = fingerprint(everything)
+        held = sorted({e.risk for e in everything})
         chosen = select(everything, risk=risk, tier=tier, track=track, subset=subset)
         rows = to_rows(chosen, dataset_hash=h)
     if memory_policy and memory_policy != "full":
@@ -62,5 +79,5 @@ def load_docs(
         make_policy(memory_policy)  # fail early on a bad spec
         rows = [dict(r, memory_policy=memory_policy) for r in rows]
     if not rows:
-        raise MemriskError(f"no episodes for risk={risk} tier={tier} track={track} subset={subset}")
+        raise MemriskError(_no_episodes_message(risk, tier, track, subset, dataset, episodes, held))
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})

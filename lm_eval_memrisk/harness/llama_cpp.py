@@ -30,7 +30,14 @@ from lm_eval.api.registry import register_model
 from tqdm import tqdm
 
 from lm_eval_memrisk.errors import ModelFileError
-from lm_eval_memrisk.harness.model_files import GGUFInfo, check_gguf, resolve_model, sha256_file
+from lm_eval_memrisk.harness.model_files import (
+    GGUFInfo,
+    check_gguf,
+    portable_args,
+    portable_path,
+    resolve_model,
+    sha256_file,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -359,14 +366,38 @@ class LlamaCppLM(LM):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ provenance
 
+    given_model_args: dict[str, Any] | None = None  # what lm-eval passed (results config)
+
+    @classmethod
+    def create_from_arg_string(
+        cls, arg_string: str, additional_config: dict[str, Any] | None = None
+    ) -> LlamaCppLM:
+        from lm_eval.utils import simple_parse_args_string
+
+        return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
+
+    @classmethod
+    def create_from_arg_obj(
+        cls, arg_dict: dict[str, Any], additional_config: dict[str, Any] | None = None
+    ) -> LlamaCppLM:
+        extra = {k: v for k, v in (additional_config or {}).items() if v is not None}
+        lm = cls(**arg_dict, **extra)
+        lm.given_model_args = dict(arg_dict)
+        return lm
+
     def get_model_info(self) -> dict[str, Any]:
         """Provenance merged by lm-eval into ``results["config"]``."""
         sysinfo = self._llama_cpp.llama_print_system_info()
         if isinstance(sysinfo, bytes):
             sysinfo = sysinfo.decode("utf-8", errors="replace")
+        # no absolute paths (they hold the home directory): a relative form + the sha256
+        given = {} if self.given_model_args is None else {
+            "model_args": portable_args(self.given_model_args)
+        }
         return {
+            **given,
             "gguf_file": self.model_path.name,
-            "gguf_path": str(self.model_path),
+            "gguf_path": portable_path(self.model_path),
             "gguf_sha256": self.gguf_sha256,
             "gguf_name": self.info.name,
             "quantization": self.info.quantization,

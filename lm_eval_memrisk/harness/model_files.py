@@ -8,7 +8,10 @@
 * :func:`check_gguf` reads the GGUF header with a small pure-Python reader and rejects
   missing, non-GGUF and truncated files *before* llama.cpp sees them (a truncated file
   can crash the C library with SIGBUS when it is mmapped).
-* :func:`sha256_file` caches digests in ``<file>.sha256.json`` keyed by size and mtime.
+* :func:`sha256_file` caches digests in ``<cache dir>/sha256/`` keyed by path, size and
+  mtime (nothing is written next to a user's model file).
+* :func:`portable_path` / :func:`portable_args`: what results configs record instead of
+  absolute paths.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ __all__ = [
     "check_gguf",
     "default_cache_dir",
     "fetch_embedded",
+    "portable_args",
+    "portable_path",
     "resolve_model",
     "sha256_file",
 ]
@@ -125,7 +130,7 @@ def _verify_embedded(spec: EmbeddedModel, path: Path) -> Path:
             f"{path}: cached model '{spec.name}' has {size} bytes, expected {spec.size}; "
             f"delete the file and run again to re-fetch it"
         )
-    digest = sha256_file(path)
+    digest = sha256_file(path, cache_dir=path.parent)  # the embedded models' own cache dir
     if digest != spec.sha256:
         raise ModelFileError(
             f"{path}: sha256 mismatch for model '{spec.name}': got {digest}, "
@@ -206,7 +211,7 @@ def fetch_embedded(spec: EmbeddedModel, cache_dir: Path) -> Path:
             )
         os.replace(out, target)
     st = target.stat()
-    _write_sha_cache(target, st.st_size, st.st_mtime_ns, digest)
+    _write_sha_cache(target, st.st_size, st.st_mtime_ns, digest, cache_dir)
     return target
 
 
@@ -282,35 +287,41 @@ def resolve_model(
 # sha256 with a (path, size, mtime) cache
 
 
-def _sha_cache_path(path: Path) -> Path:
-    return path.with_name(path.name + ".sha256.json")
+def _sha_cache_path(path: Path, cache_dir: Path | None = None) -> Path:
+    """Digest record of ``path`` inside our cache dir, never next to the user's file."""
+    key = hashlib.sha256(str(path.resolve()).encode("utf-8")).hexdigest()[:32]
+    return (cache_dir or default_cache_dir()) / "sha256" / f"{key}.json"
 
 
-def _write_sha_cache(path: Path, size: int, mtime_ns: int, digest: str) -> None:
-    cache = _sha_cache_path(path)
-    data = {"file": path.name, "size": size, "mtime_ns": mtime_ns, "sha256": digest}
+def _write_sha_cache(
+    path: Path, size: int, mtime_ns: int, digest: str, cache_dir: Path | None = None
+) -> None:
+    cache = _sha_cache_path(path, cache_dir)
+    data = {"path": str(path.resolve()), "size": size, "mtime_ns": mtime_ns, "sha256": digest}
     try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_name(cache.name + f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
         os.replace(tmp, cache)
     except OSError:
-        pass  # read-only directory: just don't cache
+        pass  # read-only cache dir: just don't cache
 
 
-def sha256_file(path: str | Path) -> str:
-    """Hex sha256 of ``path``; reuses ``<path>.sha256.json`` when size and mtime match."""
+def sha256_file(path: str | Path, cache_dir: Path | None = None) -> str:
+    """Hex sha256 of ``path``; reuses the record in ``<cache dir>/sha256/`` when the
+    resolved path, size and mtime match (the user's model folder is never written)."""
     p = Path(path)
     try:
         st = p.stat()
     except OSError as exc:
         raise ModelFileError(f"{p}: cannot read ({exc.strerror})") from None
-    cache = _sha_cache_path(p)
+    cache = _sha_cache_path(p, cache_dir)
     try:
         data = json.loads(cache.read_text(encoding="utf-8"))
         if (
             data.get("size") == st.st_size
             and data.get("mtime_ns") == st.st_mtime_ns
-            and data.get("file") == p.name
+            and data.get("path") == str(p.resolve())
             and isinstance(data.get("sha256"), str)
             and len(data["sha256"]) == 64
         ):
@@ -322,8 +333,28 @@ def sha256_file(path: str | Path) -> str:
         while chunk := fh.read(1 << 20):
             h.update(chunk)
     digest = h.hexdigest()
-    _write_sha_cache(p, st.st_size, st.st_mtime_ns, digest)
+    _write_sha_cache(p, st.st_size, st.st_mtime_ns, digest, cache_dir)
     return digest
+
+
+def portable_path(path: str | Path) -> str:
+    """A form of ``path`` that names no home directory: relative to the working
+    directory when inside it, ``~/...`` when inside the home directory, else the
+    file name alone (results configs record this plus the sha256)."""
+    p = Path(path).expanduser().resolve()
+    for base, prefix in ((Path.cwd().resolve(), ""), (Path.home().resolve(), "~/")):
+        if p.is_relative_to(base):
+            return prefix + str(p.relative_to(base))
+    return p.name
+
+
+def portable_args(args: dict[str, Any]) -> dict[str, Any]:
+    """``model_args`` with every value that names an existing file or folder made portable."""
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        is_path = isinstance(value, str) and ("/" in value or value.startswith("~"))
+        out[key] = portable_path(value) if is_path and Path(value).expanduser().exists() else value
+    return out
 
 
 # --------------------------------------------------------------------------------------
