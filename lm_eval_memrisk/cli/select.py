@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="fractions of the method comparison (default 0.2,0.3,0.5)")
     p.add_argument("--seed", type=int, default=0, help="base seed of the bootstrap (default 0)")
     p.add_argument("--alpha", type=float, default=1.0, help="weight of ranking preservation (default 1)")
-    p.add_argument("--beta", type=float, default=1.0, help="weight of risk coverage (default 1)")
+    p.add_argument("--beta", type=float, default=1.0, help="risk coverage: any beta > 0 runs the risk-cover seed phase, 0 turns it off (default 1)")
     p.add_argument("--gamma", type=float, default=1.0, help="weight of high-risk detection (default 1)")
     p.add_argument("--high-risk-k", type=int, default=2, help="bottom-k systems counted as high-risk (default 2)")
     p.add_argument("--bootstrap", type=int, default=1000, help="draws of the stochastic baselines (default 1000)")

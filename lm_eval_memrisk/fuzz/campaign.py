@@ -264,11 +264,13 @@ def _execute(
         assert entry.record is not None
         rec = last_record(mutant.episode, trace)
         pts = points(mutant.episode, mutant.exp, mutant.op, rec)
-        new = len(pts - result.coverage)
+        covered_before = frozenset(result.coverage)
+        new = len(pts - covered_before)
         result.coverage |= pts
         div = divergence(entry.record, rec)
         child = Entry(episode=mutant.episode, exp=mutant.exp, chain=mutant.chain, record=rec)
-        search.feedback(entry, child, mutant.op, new, div)
+        new_shapes = sum(1 for p in pts - covered_before if p[0] == SHAPE)
+        search.feedback(entry, child, mutant.op, new, div, new_shapes)
         # labels: computed after the feedback, for the report only
         verdict = judge(mutant.episode, mutant.exp, trace)
         parent_ok = judge(entry.episode, entry.exp, executor.run([entry.episode])[0]).passed

@@ -1,22 +1,27 @@
 """Search strategies: which checkpoint to mutate next and with which operators.
 
 * ``guided`` — an energy/priority queue over a growing corpus.  gain =
-  log(1 + new coverage points) + divergence from the parent's behaviour.  A mutant
-  with gain > 0 joins the corpus with energy 1 + gain and gives its parent
-  gain / 2 more.  Every other pick (seeded coin, :data:`EXPLORE`) is a uniformly
-  random root seed, so no root starves; otherwise the entry with the highest
-  ``energy / (1 + picks)`` is mutated next.  Operators are drawn (seeded, without replacement) with weight
-  ``(1 + gain) / (1 + uses)``, unused ones first; of the first
-  :data:`CANDIDATES` valid mutants (validation is cheap, execution is not) the one
-  whose static coverage keys (risk, check kind, operator, role) are least covered
-  so far is executed.
-* ``coverage`` — the same with gain = coverage only (no divergence).
+  log(1 + new coverage points) + :data:`SHAPE_BONUS` x new memory-state shapes +
+  :data:`DIVERGENCE_WEIGHT` x divergence from the parent's behaviour.  A mutant with
+  gain > 0 joins the corpus with energy 1 + gain and gives its parent gain / 2 more.
+  A share :data:`EXPLORE` of the picks (seeded coin) is a uniformly random root seed,
+  so no root starves; otherwise the entry with the highest ``energy / (1 + picks)`` is
+  mutated next.  Operators are drawn (seeded, without replacement) with weight
+  ``(1 + gain) / (1 + uses)``, unused ones first; of the first :data:`CANDIDATES` valid
+  mutants (validation is cheap, execution is not) the one whose static coverage keys
+  (risk, check kind, operator, role) are least covered so far is executed.
+* ``coverage`` — the same with no divergence term: input state only.
 * ``random`` — a uniformly random corpus entry (the seeds and every executed mutant
   below the depth limit, so random search chains operators too), a random operator
   order, the first valid mutant; no feedback signal.
 
-Feedback is coverage (input state only, see :mod:`.coverage`) and divergence only:
-pass/fail labels never reach a strategy.
+Guided and coverage-only differ exactly by the divergence term, a behavioural signal
+(did the reply's kind, tool, arguments or used items change from the parent's?).  It
+never sees a pass/fail label, nor the expected behaviour; coverage
+(:mod:`.coverage`) reads the input state only.  On planted-weakness targets the
+divergence term does not help (README, Fuzzer): an oracle-like reply changes whenever
+a mutation moves the expected value, so divergence rewards the operator's own
+obligation rather than the system's weakness.
 """
 
 from __future__ import annotations
@@ -38,6 +43,10 @@ UNUSED_WEIGHT = 3.0
 CANDIDATES = 4
 #: Share of guided picks that go to a uniformly random root seed (no starvation).
 EXPLORE = 0.5
+#: Weight of behavioural divergence in the guided gain (see the module docstring).
+DIVERGENCE_WEIGHT = 0.25
+#: Extra gain of a mutant that reaches a memory-state shape never seen before.
+SHAPE_BONUS = 3.0
 StaticKey = tuple[str, str, str, str]
 
 
@@ -77,9 +86,11 @@ class Strategy:
         return 0
 
     def feedback(
-        self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float
+        self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float,
+        new_shapes: int = 0,
     ) -> None:
-        """Learn from one executed mutant (coverage gain and divergence only)."""
+        """Learn from one executed mutant (coverage gain and divergence only);
+        ``new_shapes`` of the ``new_points`` are new memory-state shapes."""
 
 
 class RandomMutation(Strategy):
@@ -96,7 +107,8 @@ class RandomMutation(Strategy):
         return entry, ops
 
     def feedback(
-        self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float
+        self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float,
+        new_shapes: int = 0,
     ) -> None:
         if child.depth < self.max_depth:  # no signal read: every executed mutant joins
             self.corpus.append(child)
@@ -139,9 +151,14 @@ class Guided(Strategy):
         return max(range(len(keys)), key=lambda n: (len(keys[n] - covered), -n))
 
     def feedback(
-        self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float
+        self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float,
+        new_shapes: int = 0,
     ) -> None:
-        gain = math.log1p(new_points) + (divergence if self.use_divergence else 0.0)
+        gain = (
+            math.log1p(new_points)
+            + SHAPE_BONUS * new_shapes
+            + (DIVERGENCE_WEIGHT * divergence if self.use_divergence else 0.0)
+        )
         self.uses[op] += 1
         self.gain[op] += gain
         parent.energy += 0.5 * gain
