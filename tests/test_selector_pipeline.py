@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lm_eval_memrisk.scorer import SCORER_VERSION
 from lm_eval_memrisk.cli import main
 from selector.evaluate import (
     METHODS,
@@ -101,7 +102,7 @@ def test_outputs_are_complete_and_byte_identical(result, tmp_path):
     for pa, pb in zip(a, b):
         assert pa.read_bytes() == pb.read_bytes()
     sig = signature(result.matrix, SETTINGS)
-    assert "data=sha256:" in sig and "scorer=1.0" in sig and "variant=default" in sig and "seed=0" in sig
+    assert "data=sha256:" in sig and f"scorer={SCORER_VERSION}" in sig and "variant=default" in sig and "seed=0" in sig
     subset = json.loads((tmp_path / "a" / "subset.json").read_text())
     ids = [e["episode_id"] for e in subset["episodes"]]
     assert subset["signature"] == sig and ids == sorted(ids) and len(ids) == 6
