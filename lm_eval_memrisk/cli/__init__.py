@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "leaderboard": "leaderboard",
     "report": "report",
     "fuzz": "fuzz",
+    "audit": "audit",
 }
 
 
