@@ -117,32 +117,28 @@ def _corrected_away(view: View, value: str) -> bool:
     """A correction names ``value`` as the wrong one ("..., not X", "X is wrong")."""
     v = re.escape(value)
     pattern = re.compile(rf"\bnot\s+{v}|{v}\W+(?:is|was)\s+wrong", re.IGNORECASE)
-    return any(
-        CORRECTION_WORDS.search(text) and pattern.search(text) for _, text in view.messages
-    )
+    return any(CORRECTION_WORDS.search(text) and pattern.search(text) for _, text in view.messages)
 
 
 _STOP = frozenset(
-    "the and for with from your this that have what when will into only more ever once "
-    "daily every morning evening".split()
+    ["the", "and", "for", "with", "from", "your", "this", "that", "have", "what", "when", "will", "into", "only", "more", "ever", "once", "daily", "every", "morning", "evening"]
 )
 
 
 def _tokens(text: str) -> set[str]:
     """Distinctive words of ``text``: names, numbers and words of 5+ letters."""
     words = re.findall(r"[A-Za-z]+|\d+", text)
-    return {
-        w.lower() for w in words
-        if (w[0].isupper() or len(w) >= 5) and w.lower() not in _STOP
-    }
+    return {w.lower() for w in words if (w[0].isupper() or len(w) >= 5) and w.lower() not in _STOP}
 
 
 def _rule_messages(view: View) -> list[int]:
     """Messages with a prohibition word that nothing later lifts."""
     out = []
     for i, (_, text) in enumerate(view.messages):
-        if PROHIBIT_WORDS.search(text) and not DELETE_WORDS.search(text) and not any(
-            LIFT_WORDS.search(t) for _, t in view.messages[i + 1 :]
+        if (
+            PROHIBIT_WORDS.search(text)
+            and not DELETE_WORDS.search(text)
+            and not any(LIFT_WORDS.search(t) for _, t in view.messages[i + 1 :])
         ):
             out.append(i)
     return out

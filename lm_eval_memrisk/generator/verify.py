@@ -33,13 +33,16 @@ def _clash(a: str, b: str) -> bool:
     return na in nb or nb in na
 
 
-def verify(episode: Episode, decisions: Sequence[DecisionSpec]) -> None:
-    """Raise :class:`Rejected` unless values are distinct and references use only
-    the items they are meant to use."""
+def verify(
+    episode: Episode, decisions: Sequence[DecisionSpec], same_values_ok: bool = False
+) -> None:
+    """Raise :class:`Rejected` unless values are distinct (or, with ``same_values_ok``,
+    equal: a value stored again) and references use only the items they are meant to use."""
     items = list(episode.memory_items.values())
     for i, a in enumerate(items):
         for b in items[i + 1 :]:
-            if _clash(a.value, b.value):
+            same = same_values_ok and normalize(a.value) == normalize(b.value)
+            if not same and _clash(a.value, b.value):
                 raise Rejected(f"{episode.id}: values {a.value!r} and {b.value!r} overlap")
     lo, hi = TIER_TURNS[episode.tier]
     if not lo <= episode.turn_count <= hi:
