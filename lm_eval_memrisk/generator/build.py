@@ -1,6 +1,6 @@
 """Generate whole datasets: counts per (risk, tier), family cycles, ids, ordering, output.
 
-``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v1.jsonl`` byte for
+``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v2.jsonl`` (and with ``version="v1"`` ``episodes_v1.jsonl``) byte for
 byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
 tier, index, attempt)`` (see :mod:`~lm_eval_memrisk.generator.seeding`).
 """
