@@ -288,6 +288,7 @@ def _check(ctx: _Ctx, value: Any, fld: str) -> Check:
         status=status,
         scope=_opt_str(ctx, obj, "scope", fld, nonempty=True),
         constraint=_opt_str(ctx, obj, "constraint", fld, nonempty=True),
+        accept=_str_list(ctx, obj, "accept", fld),
     )
 
 

@@ -70,6 +70,7 @@ _TOKEN_RE = re.compile(
 _PHONE_RE = re.compile(r"(?<![^\W_])\+?\(?[0-9](?:[ \-.()]{0,3}[0-9])+")
 _JUNK_RE = re.compile(rf"[^\w{_PH}]|_")
 _DIGITS_RE = re.compile(r"[^0-9]")
+_ANY_DIGIT = re.compile(r"[0-9]")
 
 
 def _date(y: str, m: int, d: str) -> str | None:
@@ -118,9 +119,11 @@ def _one_pass(text: str) -> str:
         tokens.append(tok)
         return f" {_PH} "
 
-    s = _TOKEN_RE.sub(stash, s)
-    s = _PHONE_RE.sub(_phone, s)
-    s = " ".join(_JUNK_RE.sub(_junk_to_space, s).split())
+    if _ANY_DIGIT.search(s):  # dates, times and phone numbers all need a digit
+        s = _TOKEN_RE.sub(stash, s)
+        s = _PHONE_RE.sub(_phone, s)
+    # ASCII text has no combining marks: skip the per-character callback
+    s = " ".join((_JUNK_RE.sub(" ", s) if s.isascii() else _JUNK_RE.sub(_junk_to_space, s)).split())
     if tokens:
         parts = s.split(_PH)
         s = parts[0] + "".join(t + p for t, p in zip(tokens, parts[1:]))

@@ -33,19 +33,6 @@ EventType = Literal[
     "summary",
     "decision_point",
 ]
-CheckKind = Literal[
-    "text_contains",
-    "text_absent",
-    "text_regex",
-    "tool_called",
-    "tool_not_called",
-    "tool_arg_equals",
-    "memory_used",
-    "memory_not_used",
-    "constraint_not_violated",
-    "constraint_violated",
-]
-
 RISKS: tuple[str, ...] = get_args(Risk)
 MAIN_RISKS: tuple[str, ...] = RISKS[:5]
 TIERS: tuple[str, ...] = get_args(Tier)
@@ -53,7 +40,6 @@ TRACKS: tuple[str, ...] = get_args(Track)
 SOURCES: tuple[str, ...] = get_args(Source)
 RESOLUTION_RULES: tuple[str, ...] = get_args(ResolutionRule)
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
-CHECK_KINDS: tuple[str, ...] = get_args(CheckKind)
 
 RISK_NAMES: Mapping[str, str] = {
     "R1": "stale memory",
@@ -75,6 +61,54 @@ TIER_TURNS: Mapping[str, tuple[int, int]] = {
 ITEM_EVENTS = frozenset({"memory_write", "memory_update", "summary"})
 #: Event types counted as conversation turns.
 TURN_EVENTS = frozenset({"user_message", "assistant_message"})
+
+
+@dataclass(frozen=True)
+class CheckKindSpec:
+    """The one definition of a check kind.
+
+    The loader's enum, the validator's field rules, the scorer's negative kinds, the
+    :class:`Check` field table and the JSON Schema enum all derive from
+    :data:`CHECK_KIND_TABLE` (a test keeps the schema file equal to it); the check
+    functions of :mod:`lm_eval_memrisk.checks` are registered against it.
+    """
+
+    kind: str
+    required: tuple[str, ...]
+    """Check fields the kind needs (memory kinds need at least one of ``optional``)."""
+    optional: tuple[str, ...]
+    negative: bool
+    """Forbids something: must hold at every step of a decision, under every variant."""
+    summary: str
+
+
+CHECK_KIND_TABLE: tuple[CheckKindSpec, ...] = (
+    CheckKindSpec("text_contains", ("value",), ("accept",), False,
+                  "the reply names ``value`` (or an ``accept`` form, or an equivalent form)"),
+    CheckKindSpec("text_absent", ("value",), ("accept",), True,
+                  "the reply does not use ``value`` (nor an ``accept`` form)"),
+    CheckKindSpec("text_regex", ("pattern",), (), False,
+                  "RE2 ``pattern`` matches the reply (case-insensitive)"),
+    CheckKindSpec("tool_called", ("tool",), (), False, "the action calls ``tool``"),
+    CheckKindSpec("tool_not_called", (), ("tool",), True,
+                  "the action does not call ``tool`` (``None`` = no tool call at all)"),
+    CheckKindSpec("tool_arg_equals", ("tool", "argument", "expected"), ("expected_original", "accept"),
+                  False, "``tool`` called with ``argument`` equivalent to ``expected``"),
+    CheckKindSpec("memory_used", (), ("item", "status", "scope"), False,
+                  "an item matching the selector is used"),
+    CheckKindSpec("memory_not_used", (), ("item", "status", "scope"), True,
+                  "no item matching the selector is used"),
+    CheckKindSpec("constraint_not_violated", ("constraint",), (), True,
+                  "the action respects ``constraint``"),
+    CheckKindSpec("constraint_violated", ("constraint",), (), False,
+                  "the action violates ``constraint`` (probe checks)"),
+)  # fmt: skip
+CHECK_SPECS: Mapping[str, CheckKindSpec] = {s.kind: s for s in CHECK_KIND_TABLE}
+CHECK_KINDS: tuple[str, ...] = tuple(CHECK_SPECS)
+#: Kinds that forbid something (see :attr:`CheckKindSpec.negative`).
+NEGATIVE_CHECK_KINDS: frozenset[str] = frozenset(s.kind for s in CHECK_KIND_TABLE if s.negative)
+#: Memory kinds: need at least one of their optional selector fields.
+MEMORY_SELECTORS: tuple[str, ...] = ("item", "status", "scope")
 
 
 @dataclass(frozen=True)
@@ -135,22 +169,8 @@ class Tool:
 class Check:
     """One deterministic, trace-grounded check attached to a decision point.
 
-    Which fields are used depends on ``kind`` (see :mod:`lm_eval_memrisk.checks`):
-
-    ===================== ==============================================
-    kind                  fields
-    ===================== ==============================================
-    text_contains         value
-    text_absent           value
-    text_regex            pattern
-    tool_called           tool
-    tool_not_called       tool (``None`` = no tool call at all)
-    tool_arg_equals       tool, argument, expected, expected_original
-    memory_used           item | status | scope (at least one)
-    memory_not_used       item | status | scope (at least one)
-    constraint_not_violated constraint
-    constraint_violated   constraint
-    ===================== ==============================================
+    Which fields are used depends on ``kind``: see :data:`CHECK_KIND_TABLE` (the one
+    definition; ``docs/architecture.md`` and the README list it too).
     """
 
     id: str
@@ -168,6 +188,10 @@ class Check:
     status: str | None = None
     scope: str | None = None
     constraint: str | None = None
+    accept: tuple[str, ...] = ()
+    """Further accepted forms of ``value``/``expected`` generated with the episode
+    (BFCL's "possible answers"); the value-type matchers of
+    :mod:`lm_eval_memrisk.equivalence` apply to each.  Empty = only ``value``/``expected``."""
 
     @property
     def channel(self) -> str:
@@ -238,7 +262,7 @@ EVENT_PAYLOAD_FIELDS: tuple[str, ...] = (
     "terminal_tool",
 )
 #: Check fields whose use depends on the check kind (which ones each kind needs:
-#: :data:`lm_eval_memrisk.validate.CHECK_FIELDS`).
+#: :data:`CHECK_KIND_TABLE`).
 CHECK_PAYLOAD_FIELDS: tuple[str, ...] = (
     "value",
     "pattern",
@@ -250,6 +274,7 @@ CHECK_PAYLOAD_FIELDS: tuple[str, ...] = (
     "status",
     "scope",
     "constraint",
+    "accept",
 )
 
 

@@ -1,27 +1,27 @@
 """Re-score lm-eval --log_samples output without re-running the model.
 
-Each sample line carries the episode (``doc.episode_json``) and the trace with the
-raw replies, so any scoring variant can be applied afterwards (the paper's
-strict-matching revision, §4.3).  Scripted traces are rebuilt from their raw
-replies, so parser and normaliser changes apply too; interactive traces are
-re-scored as recorded.
+Each sample line names its episode and carries the agent's raw reply texts, so any
+scoring variant can be applied afterwards (the paper's strict-matching revision,
+§4.3).  Ground truth comes from the packaged dataset only: the episode is found by id
+and the logged copy must match it; the trace (scripted and interactive alike) is
+replayed from the reply texts (:mod:`lm_eval_memrisk.rederive`), so stored actions,
+states and item statuses are never trusted.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.errors import SamplesError
-from lm_eval_memrisk.harness.docs import episode_of
 from lm_eval_memrisk.jsonl import numbered_lines
-from lm_eval_memrisk.runner import trace_from_replies
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.loader import load_episodes
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.rederive import rescore_sample as score_sample
 
 
 @dataclass
@@ -66,21 +66,30 @@ def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield lineno, sample
 
 
-def rescore_sample(sample: dict[str, Any], variant: str, expected: str) -> dict[str, Any]:
-    episode = episode_of(sample["doc"])
-    logged = Trace.from_dict(sample["episodes"]["trace"])
-    if logged.mode == "scripted":
-        replies = {d.decision_id: d.raw_reply for d in logged.decisions}
-        trace = trace_from_replies(episode, replies, logged.agent, mode=logged.mode)
-    else:
-        trace = logged
-    result = score(episode, trace, variant=variant, expected=expected)
+def packaged_episodes() -> dict[str, Episode]:
+    """The shipped dataset by episode id (every track), loaded and validated once."""
+    global _PACKAGED
+    if _PACKAGED is None:
+        _PACKAGED = {e.id: e for e in load_episodes(track="all")}
+    return _PACKAGED
+
+
+_PACKAGED: dict[str, Episode] | None = None
+
+
+def rescore_sample(
+    sample: dict[str, Any], variant: str, expected: str, episodes: Mapping[str, Episode] | None = None
+) -> dict[str, Any]:
+    """The sample with its metrics recomputed from the verified episode and its reply
+    texts (:func:`lm_eval_memrisk.rederive.rescore_sample`); stored metrics are ignored."""
+    result = score_sample(sample, episodes if episodes is not None else packaged_episodes(), variant=variant, expected=expected)
     out = dict(sample)
     out["pass"] = float(result.success)
     out["score"] = result.score
     out["episodes"] = dict(sample["episodes"], success=result.success, score=result.score,
                            violations=list(result.violations),
                            checks=[dict(c.__dict__) for c in result.checks],
+                           scorer_version=result.scorer_version,
                            rescored={"variant": variant, "expected": expected})
     return out
 
@@ -101,7 +110,10 @@ def rescore_dir(root: Path, variant: str = "default", expected: str = "revised")
         target = free_path(path.with_name(f"{path.stem}.rescored-{variant}-{expected}{path.suffix}"))
         lines = []
         for lineno, sample in read_samples(path):
-            new = rescore_sample(sample, variant, expected)
+            try:
+                new = rescore_sample(sample, variant, expected)
+            except SamplesError as exc:
+                raise SamplesError(f"{path}:{lineno}: {exc}") from None
             audit.add(model, sample["doc"].get("risk", "?"), bool(sample.get("pass")), bool(new["pass"]))
             lines.append(json.dumps(new, ensure_ascii=False, sort_keys=True))
         tmp = target.with_suffix(target.suffix + ".tmp")

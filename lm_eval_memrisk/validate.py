@@ -19,14 +19,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from lm_eval_memrisk.action_checks import missing_action_checks
 from lm_eval_memrisk.errors import EpisodeFormatError
+from lm_eval_memrisk.patterns import pattern_problem
 from lm_eval_memrisk.records import (
+    CHECK_KIND_TABLE,
     CHECK_KINDS,
     CHECK_PAYLOAD_FIELDS,
     EVENT_PAYLOAD_FIELDS,
     EVENT_TYPES,
+    MEMORY_SELECTORS,
     RESOLUTION_RULES,
     RISKS,
     SOURCES,
@@ -63,20 +68,11 @@ EVENT_PAYLOAD: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "decision_point": (("checks", "reference"), ("naive", "terminal_tool")),
 }
 
-#: check kind -> (required fields, optional fields); memory_* need at least one selector.
+#: check kind -> (required fields, optional fields), derived from the one table.
 CHECK_FIELDS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "text_contains": (("value",), ()),
-    "text_absent": (("value",), ()),
-    "text_regex": (("pattern",), ()),
-    "tool_called": (("tool",), ()),
-    "tool_not_called": ((), ("tool",)),
-    "tool_arg_equals": (("tool", "argument", "expected"), ("expected_original",)),
-    "memory_used": ((), ("item", "status", "scope")),
-    "memory_not_used": ((), ("item", "status", "scope")),
-    "constraint_not_violated": (("constraint",), ()),
-    "constraint_violated": (("constraint",), ()),
+    spec.kind: (spec.required, spec.optional) for spec in CHECK_KIND_TABLE
 }
-_MEM_SELECTORS = ("item", "status", "scope")
+_MEM_SELECTORS = MEMORY_SELECTORS
 _PLACEHOLDER = re.compile(r"\{\{mem:([^{}]+)\}\}")  # as in agents.PLACEHOLDER
 
 
@@ -264,10 +260,9 @@ def _check_problems(
     ):
         yield fld, f"check kind '{check.kind}' needs at least one of item, status, scope"
     if check.pattern is not None and check.kind == "text_regex":
-        try:
-            re.compile(check.pattern, re.IGNORECASE)
-        except re.error as exc:
-            yield f"{fld}.pattern", f"invalid regular expression: {exc}"
+        why = pattern_problem(check.pattern)
+        if why is not None:
+            yield f"{fld}.pattern", f"{why} in pattern {check.pattern!r}"
     if check.tool is not None and check.tool not in tools:
         yield f"{fld}.tool", f"unknown tool '{check.tool}' (episode tools: {_names(tools)})"
     elif check.kind == "tool_arg_equals" and check.tool is not None and check.argument:
@@ -294,25 +289,78 @@ def _check_problems(
         yield f"{fld}.constraint", f"unknown constraint '{check.constraint}'"
 
 
+@dataclass(frozen=True)
+class _Index:
+    """Where each id is first defined, and the replay order, computed once per episode."""
+
+    tools: Mapping[str, Mapping[str, Any] | None]
+    rank: Mapping[int, int]
+    """event position -> position in replay ((time, position)) order."""
+    event_at: Mapping[str, int]
+    item_at: Mapping[str, int]
+    item_by_id: Mapping[str, MemoryItem]
+    constraint_at: Mapping[str, int]
+
+    @property
+    def item_keys(self) -> set[str]:
+        return {it.key for it in self.item_by_id.values()}
+
+    @classmethod
+    def of(cls, ep: Episode) -> _Index:
+        events = ep.events
+        order = sorted(range(len(events)), key=lambda i: (_time(events[i]), i))
+        event_at: dict[str, int] = {}
+        item_at: dict[str, int] = {}
+        item_by_id: dict[str, MemoryItem] = {}
+        constraint_at: dict[str, int] = {}
+        for i, ev in enumerate(events):  # first occurrence wins
+            event_at.setdefault(ev.id, i)
+            if ev.item is not None and ev.item.id not in item_at:
+                item_at[ev.item.id], item_by_id[ev.item.id] = i, ev.item
+            if ev.constraint is not None:
+                constraint_at.setdefault(ev.constraint.id, i)
+        return cls(
+            tools=_tool_params(ep), rank={i: r for r, i in enumerate(order)}, event_at=event_at,
+            item_at=item_at, item_by_id=item_by_id, constraint_at=constraint_at,
+        )  # fmt: skip
+
+
 def _problems(ep: Episode) -> Iterator[_Problem]:
+    """Every rule, in a stable order: episode, tools, then each event in file order."""
     yield from _episode_problems(ep)
     yield from _tool_problems(ep)
     events = ep.events
     if not events:
         yield "events", "episode has no events"
         return
-    tools = _tool_params(ep)
-    order = sorted(range(len(events)), key=lambda i: (_time(events[i]), i))
-    rank = {i: r for r, i in enumerate(order)}
+    ix = _Index.of(ep)
+    yield from _opening_problems(events, ix)
+    yield from _duplicate_id_problems(events)
+    for i, ev in enumerate(events):
+        fld = f"events[{i}]"
+        header = list(_event_header_problems(ev, fld))
+        yield from header
+        if any(f in (f"{fld}.type", f"{fld}.time") for f, _ in header):
+            continue
+        for rule in _EVENT_RULES:
+            yield from rule(ep, i, fld, ix)
+    if not ep.decision_points:
+        yield "events", "episode has no decision_point event"
+    yield from _cycle_problems(events, ix.event_at)
 
+
+def _opening_problems(events: tuple[Event, ...], ix: _Index) -> Iterator[_Problem]:
+    """The episode starts with a scope_switch that comes first in replay order."""
     first = events[0]
     if first.type != "scope_switch":
         yield (
             "events[0].type",
             f"an episode must start with a scope_switch event, not '{first.type}'",
         )
-    elif order[0] != 0:
-        e = events[order[0]]
+        return
+    earliest = min(ix.rank, key=lambda i: ix.rank[i])
+    if earliest != 0:
+        e = events[earliest]
         yield (
             "events[0].time",
             (
@@ -321,10 +369,11 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
             ),
         )
 
-    # ids: events, items, constraints (first occurrence wins)
+
+def _duplicate_id_problems(events: tuple[Event, ...]) -> Iterator[_Problem]:
+    """Event, memory item and constraint ids are unique (first occurrence wins)."""
     event_at: dict[str, int] = {}
     item_at: dict[str, int] = {}
-    item_by_id: dict[str, MemoryItem] = {}
     constraint_at: dict[str, int] = {}
     for i, ev in enumerate(events):
         if ev.id in event_at:
@@ -346,7 +395,6 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
                 )
             else:
                 item_at[ev.item.id] = i
-                item_by_id[ev.item.id] = ev.item
         if ev.constraint is not None:
             if ev.constraint.id in constraint_at:
                 j = constraint_at[ev.constraint.id]
@@ -359,125 +407,169 @@ def _problems(ep: Episode) -> Iterator[_Problem]:
                 )
             else:
                 constraint_at[ev.constraint.id] = i
-    item_keys = {it.key for it in item_by_id.values()}
 
-    n_decisions = 0
-    for i, ev in enumerate(events):
-        fld = f"events[{i}]"
-        if not _present(ev.id):
-            yield f"{fld}.id", "must not be empty"
-        if ev.type not in EVENT_PAYLOAD:
+
+def _event_header_problems(ev: Event, fld: str) -> Iterator[_Problem]:
+    """A non-empty id, a known type and a valid time (the last two stop the event's rules)."""
+    if not _present(ev.id):
+        yield f"{fld}.id", "must not be empty"
+    if ev.type not in EVENT_PAYLOAD:
+        yield (
+            f"{fld}.type",
+            f"unknown event type '{ev.type}' (expected one of {', '.join(EVENT_TYPES)})",
+        )
+        return
+    if isinstance(ev.time, bool) or not isinstance(ev.time, int) or ev.time < 0:
+        yield f"{fld}.time", f"must be an integer >= 0, not {ev.time!r}"
+
+
+def _after_problems(ep: Episode, i: int, fld: str, ix: _Index) -> Iterator[_Problem]:
+    """``after`` edges point to known, other, not-later events."""
+    ev, events = ep.events[i], ep.events
+    for k, ref in enumerate(ev.after):
+        afld = f"{fld}.after[{k}]"
+        if ref not in ix.event_at:
+            yield afld, f"unknown event '{ref}'"
+        elif ref == ev.id:
+            yield afld, "an event cannot come after itself"
+        elif _time(events[ix.event_at[ref]]) > ev.time:
             yield (
-                f"{fld}.type",
-                f"unknown event type '{ev.type}' (expected one of {', '.join(EVENT_TYPES)})",
+                afld,
+                f"event '{ref}' has a later time ({events[ix.event_at[ref]].time} > {ev.time})",
             )
-            continue
-        if isinstance(ev.time, bool) or not isinstance(ev.time, int) or ev.time < 0:
-            yield f"{fld}.time", f"must be an integer >= 0, not {ev.time!r}"
-            continue
 
-        # after edges
-        for k, ref in enumerate(ev.after):
-            afld = f"{fld}.after[{k}]"
-            if ref not in event_at:
-                yield afld, f"unknown event '{ref}'"
-            elif ref == ev.id:
-                yield afld, "an event cannot come after itself"
-            elif _time(events[event_at[ref]]) > ev.time:
-                yield (
-                    afld,
-                    f"event '{ref}' has a later time ({events[event_at[ref]].time} > {ev.time})",
-                )
 
-        # payload fields by type
-        required, optional = EVENT_PAYLOAD[ev.type]
-        for name in required:
-            if name == "checks":
-                continue  # reported below with a specific message
-            if not _present(getattr(ev, name)):
-                yield f"{fld}.{name}", f"missing: a {ev.type} event needs '{name}'"
-        for name in EVENT_PAYLOAD_FIELDS:
-            if name not in required and name not in optional and _is_set(getattr(ev, name)):
-                yield f"{fld}.{name}", f"not used by event type '{ev.type}'"
+def _payload_problems(ep: Episode, i: int, fld: str, ix: _Index) -> Iterator[_Problem]:
+    """Each event carries exactly the payload its type needs."""
+    ev = ep.events[i]
+    required, optional = EVENT_PAYLOAD[ev.type]
+    for name in required:
+        if name == "checks":
+            continue  # reported by _decision_problems with a specific message
+        if not _present(getattr(ev, name)):
+            yield f"{fld}.{name}", f"missing: a {ev.type} event needs '{name}'"
+    for name in EVENT_PAYLOAD_FIELDS:
+        if name not in required and name not in optional and _is_set(getattr(ev, name)):
+            yield f"{fld}.{name}", f"not used by event type '{ev.type}'"
 
-        if ev.item is not None and ev.type in ("memory_write", "memory_update", "summary"):
-            yield from _item_problems(ev.item, f"{fld}.item", ev.type)
-        for k, scope in enumerate(ev.scopes):
-            if not _present(scope):
-                yield f"{fld}.scopes[{k}]", "must not be empty"
 
-        # references to items / constraints that must exist earlier in replay order
-        if ev.type == "memory_update" and ev.supersedes is not None:
-            yield from _earlier_item(
-                ev, i, f"{fld}.supersedes", ev.supersedes, item_at, events, rank
+def _item_and_scope_problems(ep: Episode, i: int, fld: str, ix: _Index) -> Iterator[_Problem]:
+    """Memory items are well formed; scopes are not empty."""
+    ev = ep.events[i]
+    if ev.item is not None and ev.type in ("memory_write", "memory_update", "summary"):
+        yield from _item_problems(ev.item, f"{fld}.item", ev.type)
+    for k, scope in enumerate(ev.scopes):
+        if not _present(scope):
+            yield f"{fld}.scopes[{k}]", "must not be empty"
+
+
+def _reference_problems(ep: Episode, i: int, fld: str, ix: _Index) -> Iterator[_Problem]:
+    """Updates, revocations and lifts refer to things that exist earlier in replay
+    order; an update keeps the key of the item it supersedes."""
+    ev, events = ep.events[i], ep.events
+    if ev.type == "memory_update" and ev.supersedes is not None:
+        yield from _earlier_item(
+            ev, i, f"{fld}.supersedes", ev.supersedes, ix.item_at, events, ix.rank
+        )
+        old = ix.item_by_id.get(ev.supersedes)
+        if old is not None and ev.item is not None and old.key != ev.item.key:
+            yield (
+                f"{fld}.item.key",
+                (
+                    f"an update must keep the key of the item it supersedes "
+                    f"('{old.key}' in '{old.id}'), not '{ev.item.key}'"
+                ),
             )
-            old = item_by_id.get(ev.supersedes)
-            if old is not None and ev.item is not None and old.key != ev.item.key:
-                yield (
-                    f"{fld}.item.key",
-                    (
-                        f"an update must keep the key of the item it supersedes "
-                        f"('{old.key}' in '{old.id}'), not '{ev.item.key}'"
-                    ),
-                )
-        if ev.type == "memory_revoke" and ev.target is not None:
-            yield from _earlier_item(ev, i, f"{fld}.target", ev.target, item_at, events, rank)
-        if ev.type == "constraint_lift" and ev.target is not None:
-            tfld = f"{fld}.target"
-            if ev.target not in constraint_at:
-                yield tfld, f"unknown constraint '{ev.target}'"
-            elif rank[constraint_at[ev.target]] > rank[i]:
-                j = constraint_at[ev.target]
-                yield (
-                    tfld,
-                    (
-                        f"constraint '{ev.target}' is not declared yet at time {ev.time} "
-                        f"(declared at time {events[j].time} by event '{events[j].id}')"
-                    ),
-                )
+    if ev.type == "memory_revoke" and ev.target is not None:
+        yield from _earlier_item(ev, i, f"{fld}.target", ev.target, ix.item_at, events, ix.rank)
+    if ev.type == "constraint_lift" and ev.target is not None:
+        tfld = f"{fld}.target"
+        if ev.target not in ix.constraint_at:
+            yield tfld, f"unknown constraint '{ev.target}'"
+        elif ix.rank[ix.constraint_at[ev.target]] > ix.rank[i]:
+            j = ix.constraint_at[ev.target]
+            yield (
+                tfld,
+                (
+                    f"constraint '{ev.target}' is not declared yet at time {ev.time} "
+                    f"(declared at time {events[j].time} by event '{events[j].id}')"
+                ),
+            )
 
-        if ev.constraint is not None and ev.type == "constraint_declare":
-            yield from _constraint_problems(ev, fld, tools)
 
-        if ev.tool is not None and ev.type in ("tool_call", "tool_return") and ev.tool not in tools:
-            yield f"{fld}.tool", f"unknown tool '{ev.tool}' (episode tools: {_names(tools)})"
+def _declared_constraint_problems(ep: Episode, i: int, fld: str, ix: _Index) -> Iterator[_Problem]:
+    ev = ep.events[i]
+    if ev.constraint is not None and ev.type == "constraint_declare":
+        yield from _constraint_problems(ev, fld, ix.tools)
 
-        if ev.type == "decision_point":
-            n_decisions += 1
-            n = len(ev.checks)
-            if n == 0:
-                yield f"{fld}.checks", "a decision point needs at least one check"
-            elif n > MAX_CHECKS:
-                yield (
-                    f"{fld}.checks",
-                    f"a decision point has at most {MAX_CHECKS} checks, found {n}",
-                )
-            seen_checks: dict[str, int] = {}
-            for k, check in enumerate(ev.checks):
-                cfld = f"{fld}.checks[{k}]"
-                if check.id in seen_checks:
-                    yield (
-                        f"{cfld}.id",
-                        f"duplicate check id '{check.id}' (also checks[{seen_checks[check.id]}])",
-                    )
-                else:
-                    seen_checks[check.id] = k
-                yield from _check_problems(check, cfld, tools, item_by_id, constraint_at)
-            if ev.reference is not None:
-                yield from _action_problems(
-                    ev.reference, f"{fld}.reference", tools, item_keys, False
-                )
-            if ev.naive is not None:
-                yield from _action_problems(ev.naive, f"{fld}.naive", tools, item_keys, True)
-            if ev.terminal_tool is not None and ev.terminal_tool not in tools:
-                yield (
-                    f"{fld}.terminal_tool",
-                    f"unknown tool '{ev.terminal_tool}' (episode tools: {_names(tools)})",
-                )
 
-    if n_decisions == 0:
-        yield "events", "episode has no decision_point event"
-    yield from _cycle_problems(events, event_at)
+def _tool_event_problems(ep: Episode, i: int, fld: str, ix: _Index) -> Iterator[_Problem]:
+    ev = ep.events[i]
+    if ev.tool is not None and ev.type in ("tool_call", "tool_return") and ev.tool not in ix.tools:
+        yield f"{fld}.tool", f"unknown tool '{ev.tool}' (episode tools: {_names(ix.tools)})"
+
+
+def _decision_problems(ep: Episode, i: int, fld: str, ix: _Index) -> Iterator[_Problem]:
+    """1-3 checks with unique ids that fit their kind; well-formed reference/naive."""
+    ev = ep.events[i]
+    if ev.type != "decision_point":
+        return
+    n = len(ev.checks)
+    if n == 0:
+        yield f"{fld}.checks", "a decision point needs at least one check"
+    elif n > MAX_CHECKS:
+        yield (
+            f"{fld}.checks",
+            f"a decision point has at most {MAX_CHECKS} checks, found {n}",
+        )
+    seen_checks: dict[str, int] = {}
+    for k, check in enumerate(ev.checks):
+        cfld = f"{fld}.checks[{k}]"
+        if check.id in seen_checks:
+            yield (
+                f"{cfld}.id",
+                f"duplicate check id '{check.id}' (also checks[{seen_checks[check.id]}])",
+            )
+        else:
+            seen_checks[check.id] = k
+        yield from _check_problems(check, cfld, ix.tools, ix.item_by_id, ix.constraint_at)
+    if ev.reference is not None:
+        yield from _action_problems(ev.reference, f"{fld}.reference", ix.tools, ix.item_keys, False)
+    if ev.naive is not None:
+        yield from _action_problems(ev.naive, f"{fld}.naive", ix.tools, ix.item_keys, True)
+    if ev.terminal_tool is not None and ev.terminal_tool not in ix.tools:
+        yield (
+            f"{fld}.terminal_tool",
+            f"unknown tool '{ev.terminal_tool}' (episode tools: {_names(ix.tools)})",
+        )
+
+
+def _action_check_problems(ep: Episode, i: int, fld: str, ix: _Index) -> Iterator[_Problem]:
+    """From dataset v2 on, a decision whose reference is a tool call checks the tool
+    and every argument that matters (:func:`missing_action_checks`)."""
+    ev = ep.events[i]
+    if ev.type != "decision_point" or dataset_major(ep) < 2:
+        return
+    for sub, message in missing_action_checks(ep, ev):
+        yield f"{fld}.{sub}", message
+
+
+_EVENT_RULES = (
+    _after_problems,
+    _payload_problems,
+    _item_and_scope_problems,
+    _reference_problems,
+    _declared_constraint_problems,
+    _tool_event_problems,
+    _decision_problems,
+    _action_check_problems,
+)
+
+
+def dataset_major(ep: Episode) -> int:
+    """The major number of the episode's ``version`` ("1.0" -> 1); 0 if unreadable."""
+    head = str(ep.version).split(".", 1)[0]
+    return int(head) if head.isdigit() else 0
 
 
 def _earlier_item(

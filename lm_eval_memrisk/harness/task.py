@@ -10,7 +10,6 @@ turns the replies into a trace and calls the pure scorer.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,10 +18,10 @@ from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_memrisk.harness.docs import episode_of
 from lm_eval_memrisk.policies import make_policy
+from lm_eval_memrisk.rederive import trace_from_texts
 from lm_eval_memrisk.render import flatten, render
-from lm_eval_memrisk.runner import prompts, trace_from_replies
-from lm_eval_memrisk.sample_record import ENVELOPE, sample_metrics
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.runner import prompts
+from lm_eval_memrisk.sample_record import sample_metrics
 
 AGENT_LABEL = "lm-eval"
 
@@ -78,23 +77,14 @@ def _reply_text(result: Any) -> str:
 def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     """Score the replies for one episode; returns lm-eval per-sample metrics.
 
-    A reply may be an interactive envelope (``ENVELOPE`` + a decision record as
-    JSON, sent by the ``memrisk-agent`` wrapper in interactive mode); then the
-    recorded steps are scored as they happened.
+    Replies may be interactive envelopes (``<memrisk-decision>`` + a decision record,
+    from the ``memrisk-agent`` wrapper): only their reply texts are used, and the trace
+    is replayed from the episode (:func:`lm_eval_memrisk.rederive.trace_from_texts`);
+    a malformed or forged envelope is an invalid reply, never an exception.
     """
     episode = episode_of(doc)
     texts = [_reply_text(r) for r in results]
-    if texts and all(t.startswith(ENVELOPE) for t in texts):
-        envelopes = [json.loads(t[len(ENVELOPE):]) for t in texts]
-        trace = Trace.from_dict({
-            "episode_id": episode.id, "episode_version": episode.version, "agent": AGENT_LABEL,
-            "mode": envelopes[0]["mode"], "memory_policy": envelopes[0]["memory_policy"],
-            "decisions": [e["decision"] for e in envelopes],
-        })
-    else:
-        dp_ids = [dp.id for dp in episode.decision_points]
-        policy = make_policy(doc.get("memory_policy"))
-        trace = trace_from_replies(episode, dict(zip(dp_ids, texts)), agent=AGENT_LABEL, policy=policy)
+    trace = trace_from_texts(episode, texts, agent=AGENT_LABEL, policy_spec=doc.get("memory_policy"))
     return sample_metrics(episode, trace, doc.get("dataset_hash", ""))
 
 

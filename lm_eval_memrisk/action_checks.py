@@ -1,0 +1,89 @@
+"""Every decision that needs an action checks the tool and the arguments that matter.
+
+A decision whose ``reference`` is a tool call needs a positive check of that tool
+(``tool_called`` or ``tool_arg_equals``) and a ``tool_arg_equals`` for every argument
+that *matters*: one whose reference value holds a memory value, or an identifier the
+user gave (letters and digits, such as the order reference ``ORD-78428``; ordinals such
+as ``22nd`` do not count).
+
+* :func:`missing_action_checks` lists the gaps; :mod:`lm_eval_memrisk.validate` makes
+  them load errors from dataset version 2 on (v1 keeps its bytes, so its six door-code
+  decisions are a known gap, counted in the README).
+* :func:`implied_checks` closes the gaps at scoring time: the scorer adds the missing
+  checks (ids ``implied-…``) derived from the reference, so a prose claim without a
+  call, or a call with another order reference, fails on v1 too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from lm_eval_memrisk.normalize import contains_value
+from lm_eval_memrisk.records import Check, Episode, Event
+
+__all__ = ["implied_checks", "mattering_arguments", "missing_action_checks"]
+
+_ID_TOKEN = re.compile(r"\b(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]{3,}\b")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.IGNORECASE)
+
+
+def _reference_call(dp: Event) -> tuple[str, Mapping[str, object]] | None:
+    ref = dp.reference or {}
+    tool, args = ref.get("tool"), ref.get("arguments")
+    if isinstance(tool, str) and isinstance(args, Mapping):
+        return tool, args
+    return None
+
+
+def mattering_arguments(ep: Episode, dp: Event) -> dict[str, str]:
+    """Reference argument name -> the value that must appear in it (a memory value or
+    a user-given identifier); see the module docstring."""
+    call = _reference_call(dp)
+    if call is None:
+        return {}
+    values = sorted({it.value for it in ep.memory_items.values()}, key=len, reverse=True)
+    said = " ".join(e.text or "" for e in ep.events if e.type == "user_message")
+    out: dict[str, str] = {}
+    for name, value in call[1].items():
+        text = str(value)
+        held = next((v for v in values if contains_value(text, v)), None)
+        if held is None:
+            held = next(
+                (t for t in _ID_TOKEN.findall(text) if not _ORDINAL.fullmatch(t) and t in said), None
+            )
+        if held is not None:
+            out[name] = held
+    return out
+
+
+def missing_action_checks(ep: Episode, dp: Event) -> list[tuple[str, str]]:
+    """``(field, message)`` for each positive check a tool-call decision lacks."""
+    return [("checks", why) for _, why in _gaps(ep, dp)]
+
+
+def _gaps(ep: Episode, dp: Event) -> list[tuple[Check, str]]:
+    call = _reference_call(dp)
+    if call is None:
+        return []
+    tool = call[0]
+    on_tool = [c for c in dp.checks if c.tool == tool and c.kind in ("tool_called", "tool_arg_equals")]
+    gaps: list[tuple[Check, str]] = []
+    if not on_tool:
+        why = f"the reference calls {tool} but no check requires that call (tool_called or tool_arg_equals)"
+        gaps.append((Check(id="implied-tool", kind="tool_called", tool=tool, description=why), why))
+    checked = {c.argument for c in on_tool if c.kind == "tool_arg_equals"}
+    for name, value in mattering_arguments(ep, dp).items():
+        if name not in checked:
+            why = f"the reference argument {tool}.{name} matters but no tool_arg_equals checks it"
+            check = Check(
+                id=f"implied-{name}", kind="tool_arg_equals", tool=tool, argument=name,
+                expected=value, description=why,
+            )  # fmt: skip
+            gaps.append((check, why))
+    return gaps
+
+
+def implied_checks(ep: Episode, dp: Event) -> tuple[Check, ...]:
+    """The positive checks the scorer adds where the episode lacks them."""
+    return tuple(check for check, _ in _gaps(ep, dp))
