@@ -18,6 +18,7 @@ from lm_eval_memrisk.generator.acks import vary_acks
 from lm_eval_memrisk.generator.families import FAMILIES, Family
 from lm_eval_memrisk.generator.families.tools import DECOYS, TOOLS
 from lm_eval_memrisk.generator.fillers import add_fillers
+from lm_eval_memrisk.generator.finish import finish
 from lm_eval_memrisk.generator.people import Cast
 from lm_eval_memrisk.generator.plan import DecisionSpec, compile_plan
 from lm_eval_memrisk.generator.risks import BUILDERS, R2_SCOPE_FAMILIES, RISK_FAMILIES, Ctx, Draft
@@ -145,6 +146,8 @@ def _attempt(
         resolution_rule=draft.resolution_rule,
         metadata={"generator_seed": seed},
     )
+    if version != "v1":
+        episode = finish(episode)
     verify(episode, _decisions(draft), same_values_ok=version != "v1")
     return episode
 
