@@ -72,8 +72,14 @@ def _action_checks(episode: Episode, dp: Event) -> tuple[Check, ...]:
             continue
         checks = [c for c in checks if not (c.kind == "text_contains" and c.value == value)]
         added.append(
-            Check(id="", kind="tool_arg_equals", tool=tool, argument=name, expected=value,
-                  description=f"calls {tool} with {name} = {value}")  # fmt: skip
+            Check(
+                id="",
+                kind="tool_arg_equals",
+                tool=tool,
+                argument=name,
+                expected=value,
+                description=f"calls {tool} with {name} = {value}",
+            )
         )
     if not added and not any(c.tool == tool and c.kind != "tool_not_called" for c in checks):
         added.append(Check(id="", kind="tool_called", tool=tool, description=f"calls {tool}"))
