@@ -46,6 +46,7 @@ __all__ = [
     "DATASET_RESOURCE",
     "DEFAULT_DATASET",
     "TRACK_CHOICES",
+    "VERSION_FIELDS",
     "FileScan",
     "dataset_hash",
     "default_dataset_path",
@@ -58,6 +59,8 @@ __all__ = [
 #: Packaged dataset versions, relative to the ``lm_eval_memrisk`` package.  Old
 #: versions stay loadable by name (``load_episodes("v1")``) so old results reproduce.
 DATASETS: dict[str, str] = {"v1": "data/episodes_v1.jsonl", "v2": "data/episodes_v2.jsonl"}
+#: An episode's ``version`` field -> the packaged dataset of that version.
+VERSION_FIELDS: dict[str, str] = {"1.0": "v1", "2.0": "v2"}
 #: The version loaded when no file is given.
 DEFAULT_DATASET = "v2"
 #: The shipped default dataset, relative to the ``lm_eval_memrisk`` package.

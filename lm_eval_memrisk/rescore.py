@@ -19,7 +19,7 @@ from typing import Any
 
 from lm_eval_memrisk.errors import SamplesError
 from lm_eval_memrisk.jsonl import numbered_lines
-from lm_eval_memrisk.loader import load_episodes
+from lm_eval_memrisk.loader import DEFAULT_DATASET, VERSION_FIELDS, load_episodes
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.rederive import rescore_sample as score_sample
 
@@ -66,15 +66,23 @@ def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield lineno, sample
 
 
-def packaged_episodes() -> dict[str, Episode]:
-    """The shipped dataset by episode id (every track), loaded and validated once."""
-    global _PACKAGED
-    if _PACKAGED is None:
-        _PACKAGED = {e.id: e for e in load_episodes(track="all")}
-    return _PACKAGED
+def packaged_episodes(version: str = DEFAULT_DATASET) -> dict[str, Episode]:
+    """A shipped dataset version (``v1``, ``v2``) by episode id (every track), loaded and
+    validated once."""
+    if version not in _PACKAGED:
+        _PACKAGED[version] = {e.id: e for e in load_episodes(version, track="all")}
+    return _PACKAGED[version]
 
 
-_PACKAGED: dict[str, Episode] | None = None
+def _packaged_for(sample: Mapping[str, Any]) -> dict[str, Episode]:
+    """The packaged dataset a sample was run on, by its doc's ``version`` field (ids
+    repeat across versions, so a v1 sample is verified against v1, never v2)."""
+    doc = sample.get("doc")
+    field = doc.get("version") if isinstance(doc, Mapping) else None
+    return packaged_episodes(VERSION_FIELDS.get(str(field), DEFAULT_DATASET))
+
+
+_PACKAGED: dict[str, dict[str, Episode]] = {}
 
 
 def rescore_sample(
@@ -82,7 +90,8 @@ def rescore_sample(
 ) -> dict[str, Any]:
     """The sample with its metrics recomputed from the verified episode and its reply
     texts (:func:`lm_eval_memrisk.rederive.rescore_sample`); stored metrics are ignored."""
-    result = score_sample(sample, episodes if episodes is not None else packaged_episodes(), variant=variant, expected=expected)
+    packaged = episodes if episodes is not None else _packaged_for(sample)
+    result = score_sample(sample, packaged, variant=variant, expected=expected)
     out = dict(sample)
     out["pass"] = float(result.success)
     out["score"] = result.score

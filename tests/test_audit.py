@@ -32,16 +32,7 @@ from lm_eval_memrisk.scorer import score
 MUST_FAIL = {"R1": "stale", "R2": "stale", "R4": "stale", "R3": "leaky", "R5": "constraint-blind"}
 #: Cues of v2 whose right rate is still outside [0.25, 0.75] (see README, "Shortcut audit").
 KNOWN_UNMET = frozenset(
-    {
-        "notice: rule word",
-        "recency newest",
-        "recency oldest",
-        "recency only note",
-        "scope other",
-        "source system",
-        "source tool",
-        "trust low",
-    }
+    {"notice: rule word", "recency oldest", "recency only note", "scope other"}
 )
 
 

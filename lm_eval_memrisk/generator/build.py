@@ -25,7 +25,7 @@ from lm_eval_memrisk.generator.risks import BUILDERS, R2_SCOPE_FAMILIES, RISK_FA
 from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
 from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
-from lm_eval_memrisk.generator.verify import Rejected, verify
+from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode, Event, Tool
 
 #: Dataset versions the generator can build: name -> the episodes' ``version`` field.
@@ -148,7 +148,8 @@ def _attempt(
     )
     if version != "v1":
         episode = finish(episode)
-    verify(episode, _decisions(draft), same_values_ok=version != "v1")
+    v2 = version != "v1"
+    verify(episode, _decisions(draft), same_values_ok=v2, min_gap=MIN_GAP[tier] if v2 else 0)
     return episode
 
 
