@@ -21,7 +21,6 @@ import datasets
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.harness.docs import COLUMNS, select, to_rows
 
-
 #: Shipped subsets -> the packaged dataset version they were selected on (ids of one
 #: version must never be mapped onto another version's content).
 SUBSET_VERSIONS: dict[str, str] = {"subset20": "v1"}
