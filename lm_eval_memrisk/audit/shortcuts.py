@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from lm_eval_memrisk.audit.view import TRUST_ORDER, Note, View, fill
@@ -121,7 +122,29 @@ def _corrected_away(view: View, value: str) -> bool:
 
 
 _STOP = frozenset(
-    ["the", "and", "for", "with", "from", "your", "this", "that", "have", "what", "when", "will", "into", "only", "more", "ever", "once", "daily", "every", "morning", "evening"]
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "from",
+        "your",
+        "this",
+        "that",
+        "have",
+        "what",
+        "when",
+        "will",
+        "into",
+        "only",
+        "more",
+        "ever",
+        "once",
+        "daily",
+        "every",
+        "morning",
+        "evening",
+    ]
 )
 
 
@@ -144,7 +167,7 @@ def _rule_messages(view: View) -> list[int]:
     return out
 
 
-def _prohibited(view: View, value: str, shared: set[str] = frozenset()) -> list[int]:
+def _prohibited(view: View, value: str, shared: AbstractSet[str] = frozenset()) -> list[int]:
     """Standing rule messages that name ``value`` or share a distinctive word with it
     (other than the ``shared`` words every candidate has)."""
     words = _tokens(value) - shared
