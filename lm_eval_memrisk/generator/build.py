@@ -129,7 +129,7 @@ def _attempt(
     )
     draft = (V2_BUILDERS if version == "v2" else BUILDERS)[risk](ctx)
     draft.sessions = [s for s in draft.sessions if s.blocks]
-    add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys)
+    add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, version != "v1")
     events = compile_plan(draft.sessions, rng)
     if version == "v2":
         events = vary_acks(events, rng)
