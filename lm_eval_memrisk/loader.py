@@ -42,8 +42,11 @@ from lm_eval_memrisk.records import (
 from lm_eval_memrisk.trace import ITEM_STATUSES
 
 __all__ = [
+    "DATASETS",
     "DATASET_RESOURCE",
+    "DEFAULT_DATASET",
     "TRACK_CHOICES",
+    "VERSION_FIELDS",
     "FileScan",
     "dataset_hash",
     "default_dataset_path",
@@ -53,8 +56,15 @@ __all__ = [
     "scan_episodes",
 ]
 
-#: The shipped dataset, relative to the ``lm_eval_memrisk`` package.
-DATASET_RESOURCE = "data/episodes_v1.jsonl"
+#: Packaged dataset versions, relative to the ``lm_eval_memrisk`` package.  Old
+#: versions stay loadable by name (``load_episodes("v1")``) so old results reproduce.
+DATASETS: dict[str, str] = {"v1": "data/episodes_v1.jsonl", "v2": "data/episodes_v2.jsonl"}
+#: An episode's ``version`` field -> the packaged dataset of that version.
+VERSION_FIELDS: dict[str, str] = {"1.0": "v1", "2.0": "v2"}
+#: The version loaded when no file is given.
+DEFAULT_DATASET = "v2"
+#: The shipped default dataset, relative to the ``lm_eval_memrisk`` package.
+DATASET_RESOURCE = DATASETS[DEFAULT_DATASET]
 #: Accepted values of the ``track`` argument of :func:`load_episodes`.
 TRACK_CHOICES: tuple[str, ...] = ("main", "r6", "all")
 
@@ -389,15 +399,20 @@ def episode_from_dict(
 # --------------------------------------------------------------------------------------
 
 
-def default_dataset_path() -> Path:
-    """Path of the shipped dataset ``lm_eval_memrisk/data/episodes_v1.jsonl``."""
-    return Path(str(resources.files("lm_eval_memrisk").joinpath(DATASET_RESOURCE)))
+def default_dataset_path(version: str = DEFAULT_DATASET) -> Path:
+    """Path of a packaged dataset (default ``lm_eval_memrisk/data/episodes_v2.jsonl``)."""
+    if version not in DATASETS:
+        raise MemriskError(
+            f"unknown dataset version {version!r} (expected one of {', '.join(DATASETS)})"
+        )
+    return Path(str(resources.files("lm_eval_memrisk").joinpath(DATASETS[version])))
 
 
 def _read_bytes(path: PathArg | None) -> tuple[str, bytes]:
-    """(display name, file bytes); missing or unreadable files raise MemriskError."""
-    if path is None:
-        res = resources.files("lm_eval_memrisk").joinpath(DATASET_RESOURCE)
+    """(display name, file bytes); ``None`` or a version name (``"v1"``) reads a packaged
+    dataset; missing or unreadable files raise MemriskError."""
+    if path is None or (isinstance(path, str) and path in DATASETS):
+        res = resources.files("lm_eval_memrisk").joinpath(DATASETS[path or DEFAULT_DATASET])
         name = str(res)
         try:
             return name, res.read_bytes()

@@ -9,7 +9,7 @@ event, memory item, constraint and tool ids are unique; ``after`` edges point to
 known, not-later events and form a DAG; updates, revocations and lifts refer to items
 or constraints that exist *before* them in replay order ((time, position) order), and
 an update keeps the key of the item it supersedes; each event carries exactly the
-payload its type needs; decision points have 1-3 checks whose fields match their kind
+payload its type needs; decision points have 1-6 checks whose fields match their kind
 and whose references (item, tool, constraint) exist; ``reference``/``naive`` actions
 are ``{"tool", "arguments"}`` or ``{"answer"}`` with a known tool; the turn count fits
 the tier; R6 <-> track ``r6``; R2 (and only R2) has a ``resolution_rule``;
@@ -52,7 +52,7 @@ from lm_eval_memrisk.trace import ITEM_STATUSES
 __all__ = ["MAX_CHECKS", "collect_problems", "validate_episode"]
 
 #: Most checks a decision point may carry.
-MAX_CHECKS = 3
+MAX_CHECKS = 6
 
 _Problem = tuple[str, str]  # (field, message)
 

@@ -20,10 +20,11 @@ def test_export_hf_roundtrip(tmp_path):
     assert card.startswith("---\n") and "config_name: r3" in card
     everything = load_episodes(track="all")
     for config, risk in (("r3", "R3"), ("r6", "R6")):
-        ds = datasets.load_dataset(str(out), config, split="test")
+        # a private cache: datasets' shared cache can serve another run's export of "hub"
+        ds = datasets.load_dataset(str(out), config, split="test", cache_dir=str(tmp_path / "c"))
         want = [e for e in everything if e.risk == risk]
         assert [episode_of(r) for r in ds] == want
-    all_main = datasets.load_dataset(str(out), "all", split="test")
+    all_main = datasets.load_dataset(str(out), "all", split="test", cache_dir=str(tmp_path / "c"))
     assert len(all_main) == 120
 
 

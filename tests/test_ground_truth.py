@@ -29,7 +29,8 @@ SCHEMA = Path(__file__).resolve().parents[1] / "lm_eval_memrisk" / "schema" / "e
 
 @pytest.fixture(scope="module")
 def episodes() -> dict[str, Any]:
-    return {e.id: e for e in load_episodes(track="all")}
+    # the reference set and rows are v1
+    return {e.id: e for e in load_episodes("v1", track="all")}
 
 
 # -- envelopes ----------------------------------------------------------------------------

@@ -555,7 +555,17 @@ def test_dataset_hash(tmp_path: Path) -> None:
 
 def test_default_dataset_path_points_into_package() -> None:
     p = default_dataset_path()
-    assert p.parts[-3:] == ("lm_eval_memrisk", "data", "episodes_v1.jsonl")
+    assert p.parts[-3:] == ("lm_eval_memrisk", "data", "episodes_v2.jsonl")
+    assert default_dataset_path("v1").parts[-1] == "episodes_v1.jsonl"
+
+
+def test_versions_load_by_name_and_hash_apart() -> None:
+    v1, v2 = load_episodes("v1", track="all"), load_episodes("v2", track="all")
+    assert {e.version for e in v1} == {"1.0"} and {e.version for e in v2} == {"2.0"}
+    assert load_episodes(track="all") == v2
+    assert dataset_hash("v1") != dataset_hash("v2") == dataset_hash()
+    with pytest.raises(MemriskError, match="unknown dataset version"):
+        default_dataset_path("v9")
 
 
 def test_scan_collects_every_problem(tmp_path: Path) -> None:
@@ -654,13 +664,16 @@ BROKEN: dict[str, Callable[[], dict[str, Any]]] = {
     "bad source": lambda: _put(make_dict(), "events", 1, "item", "source", value="web"),
     "null text": lambda: _put(make_dict(), "events", 2, "text", value=None),
     "item missing value": lambda: _drop(make_dict(), "events", 1, "item", "value"),
-    "four checks": lambda: _put(
+    "seven checks": lambda: _put(
         make_dict(),
         "events",
         18,
         "checks",
         value=make_dict()["events"][18]["checks"]
-        + [{"id": "k4", "kind": "tool_called", "tool": "ship_order", "description": ""}],
+        + [
+            {"id": f"k{k}", "kind": "tool_called", "tool": "ship_order", "description": ""}
+            for k in range(4, 8)
+        ],
     ),
     "check without its field": lambda: _drop(make_dict(), "events", 18, "checks", 0, "expected"),
     "decision without reference": lambda: _drop(make_dict(), "events", 18, "reference"),

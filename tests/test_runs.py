@@ -28,10 +28,11 @@ def _memrisk_run(out: Path, *extra: str) -> None:
 
 @pytest.fixture(scope="module")
 def mixed_folder(tmp_path_factory) -> Path:
-    """One model folder holding a full run (stale agent) and a newer R1-only run (oracle)."""
+    """One model folder holding a full run (stale agent) and a newer R1-only run (oracle),
+    on dataset v1 (the pass counts below are v1's)."""
     root = tmp_path_factory.mktemp("mixed")
-    _memrisk_run(root / "full", "--agent", "stale")
-    _memrisk_run(root / "r1", "--agent", "oracle", "--risk", "R1")
+    _memrisk_run(root / "full", "--agent", "stale", "--episodes", "v1")
+    _memrisk_run(root / "r1", "--agent", "oracle", "--risk", "R1", "--episodes", "v1")
     folder = root / "full" / "stale"
     (newer,) = (root / "r1" / "oracle").glob("samples_memriskbench_r1_*.jsonl")
     shutil.copy(newer, folder / newer.name)

@@ -58,8 +58,10 @@ def _lift_before_declare(d: dict[str, Any]) -> None:
     ev(d, "e10")["time"] = 8
 
 
-def _four_checks(d: dict[str, Any]) -> None:
-    ev(d, "e18")["checks"].append({"id": "k4", "kind": "tool_called", "tool": "ship_order"})
+def _seven_checks(d: dict[str, Any]) -> None:
+    checks = ev(d, "e18")["checks"]
+    for k in range(len(checks) + 1, 8):
+        checks.append({"id": f"k{k}", "kind": "tool_called", "tool": "ship_order"})
 
 
 def _drop_turns(d: dict[str, Any]) -> None:
@@ -191,7 +193,7 @@ CASES: list[tuple[str, Mutator, str, str]] = [
         "events[18].checks",
         "needs at least one check",
     ),
-    ("decision with four checks", _four_checks, "events[18].checks", "at most 3 checks, found 4"),
+    ("decision with seven checks", _seven_checks, "events[18].checks", "at most 6 checks, found 7"),
     (
         "decision without reference",
         lambda d: ev(d, "e18").pop("reference"),

@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "report": "report",
     "fuzz": "fuzz",
     "weak": "weak",
+    "audit": "audit",
 }
 
 

@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         default=None,
         metavar="FILE",
-        help="episode JSONL file (default: lm_eval_memrisk/data/episodes_v1.jsonl)",
+        help="episode JSONL file or packaged version v1/v2 (default: data/episodes_v2.jsonl)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON report on stdout")
 

@@ -7,7 +7,14 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 
-from lm_eval_memrisk.generator.build import default_counts, generate, scaled_counts, write_dataset
+from lm_eval_memrisk.generator.build import (
+    DEFAULT_VERSION,
+    VERSIONS,
+    default_counts,
+    generate,
+    scaled_counts,
+    write_dataset,
+)
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
 
 
@@ -16,7 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lm_eval_memrisk.generator",
         description="Generate MemRiskBench episodes "
-        "(the defaults reproduce data/episodes_v1.jsonl).",
+        "(the defaults reproduce data/episodes_v2.jsonl; --version v1 data/episodes_v1.jsonl).",
     )
     parser.add_argument("--out", required=True, help="output JSONL file")
     parser.add_argument(
@@ -29,11 +36,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N",
         help="episodes per risk, R6 included (default: the v1 counts, 24)",
     )
+    parser.add_argument(
+        "--version",
+        choices=sorted(VERSIONS),
+        default=DEFAULT_VERSION,
+        help=f"dataset version to build (default {DEFAULT_VERSION})",
+    )
     args = parser.parse_args(argv)
     if args.n_per_risk is not None and args.n_per_risk < 1:
         parser.error("--n-per-risk must be at least 1")
     counts = default_counts() if args.n_per_risk is None else scaled_counts(args.n_per_risk)
-    episodes = generate(args.seed, counts)
+    episodes = generate(args.seed, counts, args.version)
     write_dataset(args.out, episodes)
     per_risk = Counter(ep.risk for ep in episodes)
     summary = ", ".join(f"{risk} {n}" for risk, n in sorted(per_risk.items()))

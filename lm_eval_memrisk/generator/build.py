@@ -1,6 +1,6 @@
 """Generate whole datasets: counts per (risk, tier), family cycles, ids, ordering, output.
 
-``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v1.jsonl`` byte for
+``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v2.jsonl`` (and with ``version="v1"`` ``episodes_v1.jsonl``) byte for
 byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
 tier, index, attempt)`` (see :mod:`~lm_eval_memrisk.generator.seeding`).
 """
@@ -14,18 +14,24 @@ from collections.abc import Mapping
 
 from lm_eval_memrisk.codec import dumps_episode
 from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.generator.acks import vary_acks
 from lm_eval_memrisk.generator.families import FAMILIES, Family
 from lm_eval_memrisk.generator.families.tools import DECOYS, TOOLS
 from lm_eval_memrisk.generator.fillers import add_fillers
+from lm_eval_memrisk.generator.finish import finish
 from lm_eval_memrisk.generator.people import Cast
 from lm_eval_memrisk.generator.plan import DecisionSpec, compile_plan
 from lm_eval_memrisk.generator.risks import BUILDERS, R2_SCOPE_FAMILIES, RISK_FAMILIES, Ctx, Draft
+from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
 from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
-from lm_eval_memrisk.generator.verify import Rejected, verify
+from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode, Event, Tool
 
-VERSION = "1.0"
+#: Dataset versions the generator can build: name -> the episodes' ``version`` field.
+VERSIONS: dict[str, str] = {"v1": "1.0", "v2": "2.0"}
+DEFAULT_VERSION = "v2"
+VERSION = VERSIONS[DEFAULT_VERSION]
 Counts = Mapping[tuple[str, str], int]
 
 #: Paper Table 4: episodes per tier (easy, medium, hard) of each main risk.
@@ -103,6 +109,7 @@ def _attempt(
     variant: int,
     rule: str | None,
     attempt: int,
+    version: str = "v1",
 ) -> Episode:
     """One seeded attempt at an episode (may raise ValueCollision or Rejected)."""
     rng = rng_for(seed, risk, tier, index, attempt)
@@ -120,13 +127,15 @@ def _attempt(
         variant=variant,
         rule=rule,
     )
-    draft = BUILDERS[risk](ctx)
+    draft = (V2_BUILDERS if version == "v2" else BUILDERS)[risk](ctx)
     draft.sessions = [s for s in draft.sessions if s.blocks]
-    add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys)
+    add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, version != "v1")
     events = compile_plan(draft.sessions, rng)
+    if version == "v2":
+        events = vary_acks(events, rng)
     episode = Episode(
         id=f"{risk}-{tier}-{index + 1:02d}",
-        version=VERSION,
+        version=VERSIONS[version],
         risk=risk,
         tier=tier,
         track="r6" if risk == "R6" else "main",
@@ -137,7 +146,10 @@ def _attempt(
         resolution_rule=draft.resolution_rule,
         metadata={"generator_seed": seed},
     )
-    verify(episode, _decisions(draft))
+    if version != "v1":
+        episode = finish(episode)
+    v2 = version != "v1"
+    verify(episode, _decisions(draft), same_values_ok=v2, min_gap=MIN_GAP[tier] if v2 else 0)
     return episode
 
 
@@ -156,6 +168,7 @@ def build_episode(
     variant: int = 0,
     rule: str | None = None,
     taken: set[str] | None = None,
+    version: str = DEFAULT_VERSION,
 ) -> Episode:
     """Episode ``index`` (0-based) of ``(risk, tier)``; retries rejected attempts.
 
@@ -166,7 +179,9 @@ def build_episode(
     fallback: Episode | None = None
     for attempt in range(MAX_ATTEMPTS):
         try:
-            episode = _attempt(seed, risk, tier, index, FAMILIES[family], variant, rule, attempt)
+            episode = _attempt(
+                seed, risk, tier, index, FAMILIES[family], variant, rule, attempt, version
+            )
         except (ValueCollision, Rejected) as exc:
             problems.append(str(exc))
             continue
@@ -200,7 +215,7 @@ class _Cycle:
         return self._queue.pop(0)
 
 
-def _risk_episodes(seed: int, risk: str, counts: Counts) -> list[Episode]:
+def _risk_episodes(seed: int, risk: str, counts: Counts, version: str) -> list[Episode]:
     """All episodes of one risk: families cycle, R2 rules cycle per tier."""
     families = _Cycle(seed, RISK_FAMILIES[risk], risk, "families")
     scoped = _Cycle(seed, R2_SCOPE_FAMILIES, risk, "scope-families")
@@ -211,7 +226,11 @@ def _risk_episodes(seed: int, risk: str, counts: Counts) -> list[Episode]:
         for index in range(counts.get((risk, tier), 0)):
             rule = rules.next() if risk == "R2" else None
             family = scoped.next() if rule == "scope" else families.next()
-            out.append(build_episode(seed, risk, tier, index, family, index, rule, taken))
+            # v2 cycles its mechanism patterns over the whole risk, not per tier
+            variant = len(out) if version == "v2" else index
+            out.append(
+                build_episode(seed, risk, tier, index, family, variant, rule, taken, version)
+            )
     return out
 
 
@@ -260,16 +279,23 @@ def _mark_strict(seed: int, episodes: list[Episode], counts: Counts) -> list[Epi
     return out
 
 
-def generate(seed: int = DEFAULT_SEED, counts: Counts | None = None) -> list[Episode]:
-    """All episodes for ``counts`` (default: v1), main track first, then R6; each
-    ordered by risk, tier (easy, medium, hard) and index."""
+def generate(
+    seed: int = DEFAULT_SEED, counts: Counts | None = None, version: str = DEFAULT_VERSION
+) -> list[Episode]:
+    """All episodes of dataset ``version`` (``v1`` or ``v2``) for ``counts`` (default:
+    the shipped counts), main track first, then R6; each ordered by risk, tier (easy,
+    medium, hard) and index."""
+    if version not in VERSIONS:
+        raise ValueError(
+            f"unknown dataset version {version!r} (expected one of {sorted(VERSIONS)})"
+        )
     counts = dict(default_counts() if counts is None else counts)
     unknown = [k for k in counts if k[0] not in BUILDERS or k[1] not in TIERS]
     if unknown:
         raise ValueError(f"unknown (risk, tier) in counts: {unknown}")
     episodes: list[Episode] = []
     for risk in (*MAIN_RISKS, "R6"):
-        episodes.extend(_risk_episodes(seed, risk, counts))
+        episodes.extend(_risk_episodes(seed, risk, counts, version))
     return _mark_strict(seed, episodes, counts)
 
 

@@ -199,3 +199,60 @@ GREETINGS: tuple[str, ...] = (
     "Hi, hope you're well.",
     "Hello!",
 )
+
+# -- v2: wider pools (v1 draws from the pools above only, so its bytes stay the same) ----
+
+EXTRA_NOTES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("shoe size", ("EU 42, wide fit", "UK 7 and a half", "US 10, narrow")),
+    ("allergy note", ("mild hay fever in June", "sensitive to penicillin", "no known allergies")),
+    ("gym class", ("spin on Tuesday evenings", "yoga flow on Sunday mornings", "boxfit at lunchtime")),
+    ("favourite cuisine", ("Georgian food", "Sichuan cooking", "Lebanese mezze")),
+    ("bike", ("a green Brompton folding bike", "an old steel Peugeot racer", "a cargo bike with a box")),
+    ("reading goal", ("twenty books this year", "one classic a month", "a poetry book every week")),
+    ("streaming service", ("the documentary channel", "the anime subscription", "the sports package")),
+    ("tea order", ("builder's tea, two sugars", "green tea, no milk", "chai with oat milk")),
+    ("holiday plan", ("a week in the Azores", "walking in the Dolomites", "a train trip to Vienna")),
+    ("instrument", ("learning the cello", "plays the ukulele badly", "back to the piano after years")),
+    ("plant care", ("water the orchid on Sundays", "repot the basil in spring", "mist the ferns daily")),
+    ("pet vet", ("the vet on Mill Road", "the 24-hour animal clinic", "the mobile vet service")),
+    ("podcast speed", ("1.5x for interviews", "normal speed only", "2x for news")),
+    ("board game", ("Wingspan with the neighbours", "chess on Thursdays", "Carcassonne at Christmas")),
+    ("sleep routine", ("lights out by eleven", "no screens after ten", "a short nap after lunch")),
+)  # fmt: skip
+
+EXTRA_CHATTER: tuple[tuple[str, str], ...] = (
+    ("What's a good stretch for a stiff neck?", "Slow chin tucks and gentle side tilts, held for a few breaths."),
+    ("How do I keep avocados from browning?", "A squeeze of lemon and cling film pressed right onto the flesh."),
+    ("Any idea why my sourdough is flat?", "Usually an underactive starter or over-proofing; try a shorter rise."),
+    ("Which is better for a beginner, a kindle or paper books?", "Paper is lovely, but an e-reader makes it easy to carry lots."),
+    ("How many cups of coffee is too many?", "Most guidance puts it around four a day for healthy adults."),
+    ("Suggest a name for a sourdough starter.", "Bread Pitt is a classic; Clint Yeastwood is a close second."),
+    ("How do I clean a cast-iron pan?", "Hot water and a brush, dry it on the hob, then a thin coat of oil."),
+    ("What's the rule for capital letters in titles?", "Capitalise the main words; small words stay lower case unless first."),
+    ("Is it worth learning to touch type?", "Yes — a few weeks of practice pays off every day after."),
+    ("How long do I rest a steak?", "About half the cooking time, loosely covered."),
+    ("What's a fun fact about {{ city }}?", "{{ city }} has more history per street than you'd expect — ask a local guide."),
+    ("Any tips for a long-haul flight?", "Stay hydrated, walk the aisle now and then and adjust to local time early."),
+    ("How do I stop my cat scratching the sofa?", "Give it a tall scratching post nearby and reward it for using it."),
+    ("What's a quick healthy lunch?", "A grain bowl with beans, greens and a good dressing takes ten minutes."),
+    ("How do I get better at remembering what I read?", "Write a two-line summary after each chapter."),
+    ("Can you recommend a hobby for winter evenings?", "Knitting, jigsaws or learning to draw — all easy to pick up."),
+    ("How often should I water succulents?", "Only when the soil is completely dry, often every two weeks."),
+    ("Why do onions make you cry?", "Cutting them releases a compound that irritates the eyes."),
+    ("Any tips for a {{ mins }}-minute power nap?", "Set an alarm, lie down somewhere dim and don't go past {{ mins }} minutes."),
+    ("What should I pack for a {{ day }} picnic?", "Sandwiches, fruit, something cold to drink and a blanket."),
+    ("How do I say cheers in German?", "Prost — and look people in the eye when you clink."),
+    ("What's a good warm-up before a run?", "Five minutes of easy jogging, then leg swings and a few strides."),
+    ("How can I make my small flat feel bigger?", "Mirrors, light colours and fewer but larger pieces of furniture."),
+    ("Is it worth buying a bread maker?", "If you bake weekly, yes; otherwise a good oven does the job."),
+    ("What's the best way to learn chess openings?", "Pick one for white and one for black and learn the ideas, not moves."),
+    ("Give me a tongue twister.", "Red lorry, yellow lorry — say it five times fast."),
+    ("How do I remove a sticker residue?", "A little cooking oil, left for a minute, then wipe it off."),
+    ("What's a good gift for a {{ age }}th birthday?", "An experience they'll remember — a tasting or a day out."),
+    ("How do I pick a ripe melon?", "It should feel heavy and smell sweet at the stem end."),
+    ("Why do we get hiccups?", "A sudden spasm of the diaphragm; they usually pass on their own."),
+)  # fmt: skip
+
+EXTRA_GREETINGS: tuple[str, ...] = (
+    "Hiya.", "Good morning!", "Hey there!", "Hello again.", "Afternoon!", "Hi, me again.",
+)  # fmt: skip

@@ -43,8 +43,16 @@ Gap = tuple[int, int]
 
 class _Filler:
     def __init__(
-        self, rng: random.Random, sessions: list[Session], bank: ValueBank, reserved: set[str]
+        self,
+        rng: random.Random,
+        sessions: list[Session],
+        bank: ValueBank,
+        reserved: set[str],
+        wide: bool = False,
     ):
+        self.notes = distractors.NOTES + (distractors.EXTRA_NOTES if wide else ())
+        self.chat = distractors.CHATTER + (distractors.EXTRA_CHATTER if wide else ())
+        self.greetings = distractors.GREETINGS + (distractors.EXTRA_GREETINGS if wide else ())
         self.rng = rng
         self.sessions = sessions
         self.bank = bank
@@ -61,7 +69,7 @@ class _Filler:
 
     # -- material --------------------------------------------------------------------
     def note(self, owner: Persona) -> tuple[str, tuple[str, ...], ItemRef]:
-        choices = [n for n in distractors.NOTES if n[0] not in self.used_keys]
+        choices = [n for n in self.notes if n[0] not in self.used_keys]
         key, pool = self.rng.choice(choices)
         self.used_keys.add(key)
         value = self.value(pool)
@@ -85,7 +93,7 @@ class _Filler:
         ]
 
     def chatter(self) -> Block:
-        free = [i for i in range(len(distractors.CHATTER)) if i not in self.used_chatter]
+        free = [i for i in range(len(self.chat)) if i not in self.used_chatter]
         i = self.rng.choice(free)
         self.used_chatter.add(i)
         ctx = {
@@ -96,7 +104,7 @@ class _Filler:
             "mins": self.rng.choice([10, 15, 20, 25]),
             "age": self.rng.choice([30, 40, 50, 60]),
         }
-        user, assistant = distractors.CHATTER[i]
+        user, assistant = self.chat[i]
         return [
             Ev("user_message", text=render(user, **ctx)),
             Ev("assistant_message", text=render(assistant, **ctx)),
@@ -110,8 +118,10 @@ def add_fillers(
     cast: Cast,
     bank: ValueBank,
     reserved_keys: set[str],
+    wide: bool = False,
 ) -> None:
-    """Insert the tier's distractors into ``sessions`` and pad to a turn target."""
+    """Insert the tier's distractors into ``sessions`` and pad to a turn target
+    (``wide``: draw from the v2 pools, v1's plus more notes, chit-chat and greetings)."""
     spec = FILL[tier]
     lo, hi = TIER_TURNS[tier]
     core = plan_turns(sessions)
@@ -120,7 +130,7 @@ def add_fillers(
     target = rng.randint(max(lo, min(core + 2 * spec.chatter, hi)), hi)
     budget = target - core
     spare = max(0, budget - 2 * spec.chatter)  # turns notes may use
-    f = _Filler(rng, sessions, bank, reserved_keys)
+    f = _Filler(rng, sessions, bank, reserved_keys, wide)
 
     if spec.visitor and rng.random() < spec.visitor and spare >= 2:
         at = rng.randrange(len(sessions))
@@ -161,9 +171,7 @@ def add_fillers(
         budget -= 2
     if budget == 1:
         hosts = [si for si, s in enumerate(sessions) if not s.guest]
-        f.insert(
-            (rng.choice(hosts), 0), [Ev("user_message", text=rng.choice(distractors.GREETINGS))]
-        )
+        f.insert((rng.choice(hosts), 0), [Ev("user_message", text=rng.choice(f.greetings))])
     assert plan_turns(sessions) == target, (plan_turns(sessions), target)
 
 

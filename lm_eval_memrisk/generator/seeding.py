@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import random
 
-#: The seed that reproduces the shipped ``data/episodes_v1.jsonl``.
+#: The seed that reproduces the shipped ``data/episodes_v1.jsonl`` and ``episodes_v2.jsonl``.
 DEFAULT_SEED = 20260914
 
 

@@ -14,6 +14,10 @@ from lm_eval_memrisk.normalize import contains_value, normalize
 from lm_eval_memrisk.records import TIER_TURNS, Episode
 from lm_eval_memrisk.trace import Action
 
+#: v2: fewest user/assistant messages between the decisive write (the last write of a
+#: note the reference action uses) and the final decision, per tier.
+MIN_GAP: dict[str, int] = {"easy": 2, "medium": 4, "hard": 6}
+
 
 class Rejected(Exception):
     """The attempt produced an episode that breaks a generator invariant."""
@@ -33,13 +37,28 @@ def _clash(a: str, b: str) -> bool:
     return na in nb or nb in na
 
 
-def verify(episode: Episode, decisions: Sequence[DecisionSpec]) -> None:
-    """Raise :class:`Rejected` unless values are distinct and references use only
-    the items they are meant to use."""
+def write_use_gap(episode: Episode, index: int, used: set[str]) -> int | None:
+    """Messages between the last write of an item in ``used`` and event ``index``."""
+    writes = [j for j, e in enumerate(episode.events[:index]) if e.item and e.item.id in used]
+    if not writes:
+        return None
+    between = episode.events[writes[-1] : index]
+    return sum(1 for e in between if e.type in ("user_message", "assistant_message"))
+
+
+def verify(
+    episode: Episode,
+    decisions: Sequence[DecisionSpec],
+    same_values_ok: bool = False,
+    min_gap: int = 0,
+) -> None:
+    """Raise :class:`Rejected` unless values are distinct (or, with ``same_values_ok``,
+    equal: a value stored again) and references use only the items they are meant to use."""
     items = list(episode.memory_items.values())
     for i, a in enumerate(items):
         for b in items[i + 1 :]:
-            if _clash(a.value, b.value):
+            same = same_values_ok and normalize(a.value) == normalize(b.value)
+            if not same and _clash(a.value, b.value):
                 raise Rejected(f"{episode.id}: values {a.value!r} and {b.value!r} overlap")
     lo, hi = TIER_TURNS[episode.tier]
     if not lo <= episode.turn_count <= hi:
@@ -53,3 +72,6 @@ def verify(episode: Episode, decisions: Sequence[DecisionSpec]) -> None:
         used = {it.id for it in seen if contains_value(content, it.value)}
         if used != {ref.id for ref in spec.uses}:
             raise Rejected(f"{episode.id}/{dp.id}: reference mentions items {sorted(used)}")
+        gap = write_use_gap(episode, episode.events.index(dp), used)
+        if gap is not None and gap < min_gap and dp is dps[-1]:
+            raise Rejected(f"{episode.id}/{dp.id}: decisive write only {gap} messages back")

@@ -6,7 +6,8 @@ Sources, in order of precedence (set with ``--metadata '{"episodes": ...}'`` or
 * ``episodes``: a local JSONL episode file (e.g. the fuzzer's output);
 * ``dataset``: a Hugging Face Hub dataset id, or a folder written by
   ``memrisk export-hf``, loaded with ``datasets.load_dataset`` (config = r1..r6);
-* default: the package data, offline.
+* default: the package data, offline (the default version, v2; a shipped subset loads
+  the version it was selected on, see ``SUBSET_VERSIONS``).
 
 The task YAML's metadata chooses the slice: ``risk``, ``tier``, ``track``, ``subset``.
 """
@@ -19,6 +20,10 @@ import datasets
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.harness.docs import COLUMNS, select, to_rows
+
+#: Shipped subsets -> the packaged dataset version they were selected on (ids of one
+#: version must never be mapped onto another version's content).
+SUBSET_VERSIONS: dict[str, str] = {"subset20": "v1"}
 
 
 def _from_hub(dataset: str, risk: str | None, track: str | None) -> list[dict[str, Any]]:
@@ -66,7 +71,8 @@ def load_docs(
     else:
         from lm_eval_memrisk.loader import load_episodes
 
-        everything = load_episodes(episodes, track="all")
+        # a shipped subset was selected on one dataset version: load that version by name
+        everything = load_episodes(episodes or SUBSET_VERSIONS.get(subset or ""), track="all")
         from lm_eval_memrisk.codec import fingerprint
 
         h = fingerprint(everything)

@@ -1,0 +1,71 @@
+"""The cue table: for each surface cue a note can carry, how often that note is the
+right one (the note the ground-truth reference action uses).
+
+Unlike the shortcut agents this reads the ground truth, because it measures the
+dataset: a cue whose right rate is near 0 or 1 is a shortcut.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from lm_eval_memrisk.audit.shortcuts import CORRECTION_WORDS, DELETE_WORDS, PROHIBIT_WORDS
+from lm_eval_memrisk.audit.view import Note, View, read_view
+from lm_eval_memrisk.generator.verify import action_content
+from lm_eval_memrisk.normalize import contains_value
+from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.runner import decision_prompts
+
+QUOTED_NOTICE = re.compile(r'^[A-Z][\w-]+: "')
+SUMMARY_WORDS = re.compile(r"\b(summary|summari[sz]ed|digest|condensed)\b", re.IGNORECASE)
+
+
+def note_cues(view: View, note: Note, rank: str) -> list[str]:
+    """The surface cues ``note`` carries in ``view``."""
+    cues = [
+        f"trust {note.trust}",
+        f"source {note.source}",
+        f"recency {rank}",
+        "scope current" if view.in_scope(note) else "scope other",
+    ]
+    named = [view.messages[i][1] for i in view.mentions(note.value)]
+    wording = {
+        "notice: deletion word": DELETE_WORDS,
+        "notice: correction word": CORRECTION_WORDS,
+        "notice: rule word": PROHIBIT_WORDS,
+        "summary origin: named in a summary": SUMMARY_WORDS,
+    }
+    cues += [cue for cue, words in wording.items() if any(words.search(t) for t in named)]
+    if any(QUOTED_NOTICE.search(t) for t in named):
+        cues.append("notice: quoted-name notice")
+    return cues
+
+
+def _rank(i: int, n: int) -> str:
+    if n == 1:
+        return "only note"
+    return "newest" if i == n - 1 else "oldest" if i == 0 else "middle"
+
+
+def cue_table(episodes: Iterable[Episode]) -> list[dict[str, object]]:
+    """``[{"cue", "n", "right_rate"}]`` over every candidate note of every decision."""
+    seen: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    for ep in episodes:
+        for prompt in decision_prompts(ep):
+            dp = ep.event(prompt.decision_id)
+            view = read_view(prompt.messages, dict(dp.naive or {}))
+            content = action_content(dp.reference or {})
+            for key in view.keys:
+                notes = view.candidates(key)
+                for i, note in enumerate(notes):
+                    ok = contains_value(content, note.value)
+                    for cue in note_cues(view, note, _rank(i, len(notes))):
+                        seen[cue] += 1
+                        right[cue] += ok
+    return [
+        {"cue": cue, "n": seen[cue], "right_rate": round(right[cue] / seen[cue], 3)}
+        for cue in sorted(seen)
+    ]

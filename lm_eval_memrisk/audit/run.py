@@ -1,0 +1,61 @@
+"""Run the shortcut suite over episodes and tabulate passes per agent and risk."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lm_eval_memrisk.audit.cues import cue_table
+from lm_eval_memrisk.audit.shortcuts import SHORTCUTS, Shortcut
+from lm_eval_memrisk.audit.view import read_view
+from lm_eval_memrisk.records import MAIN_RISKS, Episode
+from lm_eval_memrisk.runner import decision_prompts, trace_from_replies
+from lm_eval_memrisk.scorer import score
+
+GROUPS: tuple[str, ...] = (*MAIN_RISKS, "R6", "main")
+
+
+def replies(shortcut: Shortcut, episode: Episode) -> dict[str, str]:
+    """The agent's reply at each decision point (it sees messages + skeleton only)."""
+    out: dict[str, str] = {}
+    for prompt in decision_prompts(episode):
+        skeleton = dict(episode.event(prompt.decision_id).naive or {})
+        out[prompt.decision_id] = shortcut.agent(read_view(prompt.messages, skeleton))
+    return out
+
+
+def passes(shortcut: Shortcut, episode: Episode) -> bool:
+    trace = trace_from_replies(episode, replies(shortcut, episode), shortcut.name)
+    return score(episode, trace).success
+
+
+def _cell(passed: int, n: int) -> dict[str, Any]:
+    return {"n": n, "passed": passed, "pass_rate": round(passed / n, 3) if n else 0.0}
+
+
+def audit(episodes: Sequence[Episode], shortcuts: Sequence[Shortcut] = SHORTCUTS) -> dict[str, Any]:
+    """``{"shortcuts": {NAME: {"kind", R1..R6, "main"}}, "cues": [...]}``."""
+    table: dict[str, Any] = {}
+    for sc in shortcuts:
+        tally = {g: [0, 0] for g in GROUPS}
+        for ep in episodes:
+            ok = passes(sc, ep)
+            for g in (ep.risk, "main") if ep.track == "main" else (ep.risk,):
+                tally[g][0] += ok
+                tally[g][1] += 1
+        row: dict[str, Any] = {"kind": sc.kind}
+        row.update({g: _cell(p, n) for g, (p, n) in tally.items() if n})
+        table[sc.name] = row
+    return {"shortcuts": table, "cues": cue_table(episodes)}
+
+
+def format_tables(result: dict[str, Any]) -> str:
+    """The agent x risk table and the cue table as Markdown."""
+    groups = [g for g in GROUPS if any(g in r for r in result["shortcuts"].values())]
+    lines = ["| agent | kind | " + " | ".join(groups) + " |", "|---|---|" + "---|" * len(groups)]
+    for name, row in result["shortcuts"].items():
+        cells = [f"{row[g]['passed']}/{row[g]['n']}" if g in row else "-" for g in groups]
+        lines.append(f"| {name} | {row['kind']} | " + " | ".join(cells) + " |")
+    lines += ["", "| cue | n | right rate |", "|---|---|---|"]
+    lines += [f"| {c['cue']} | {c['n']} | {c['right_rate']:.2f} |" for c in result["cues"]]
+    return "\n".join(lines)

@@ -1,0 +1,36 @@
+"""``memrisk audit [--episodes FILE] [--json]``: the shortcut audit of a dataset."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from lm_eval_memrisk.loader import load_episodes
+
+HELP = "run the shallow shortcut agents and the cue table on an episode file"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--episodes",
+        default=None,
+        metavar="FILE|VERSION",
+        help="episode JSONL file or a packaged version (v1, v2; default: the shipped dataset)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the agent x risk table and the cue table (or the JSON object)."""
+    from lm_eval_memrisk.audit import audit, format_tables
+
+    result = audit(load_episodes(args.episodes, track="all"))
+    print(json.dumps(result, sort_keys=True) if args.json else format_tables(result))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point for ``python -m lm_eval_memrisk.cli.audit``."""
+    parser = argparse.ArgumentParser(prog="memrisk audit", description=HELP)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
