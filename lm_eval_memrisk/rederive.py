@@ -23,8 +23,8 @@ from typing import Any
 from lm_eval_memrisk.codec import dumps_episode
 from lm_eval_memrisk.errors import SamplesError
 from lm_eval_memrisk.policies import make_policy
-from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.recompute import MAX_REPLAY_STEPS, Replies, trace_of_replies
+from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.runner import trace_from_replies
 from lm_eval_memrisk.sample_record import ENVELOPE
 from lm_eval_memrisk.scorer import UNJUDGEABLE, ScoreResult, score

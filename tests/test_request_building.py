@@ -22,10 +22,10 @@ pytestmark = pytest.mark.skipif(
     bool(_missing), reason=f"lm-eval's API models need {_missing}: pip install 'lm-eval[api]'"
 )
 
-from lm_eval_memrisk._autoload import tasks_dir
-from lm_eval_memrisk.harness.docs import episode_of
-from lm_eval_memrisk.policies import make_policy
-from lm_eval_memrisk.runner import prompts
+from lm_eval_memrisk._autoload import tasks_dir  # noqa: E402 (after the importorskip)
+from lm_eval_memrisk.harness.docs import episode_of  # noqa: E402 (after the importorskip)
+from lm_eval_memrisk.policies import make_policy  # noqa: E402 (after the importorskip)
+from lm_eval_memrisk.runner import prompts  # noqa: E402 (after the importorskip)
 
 SERVED_NAME = "Qwen/Qwen2.5-7B-Instruct"
 TASKS = [f"memriskbench_r{i}" for i in range(1, 7)] + ["memriskbench_r5_hard"]

@@ -285,6 +285,7 @@ def derive(episode: Episode, exp: Expectation) -> tuple[tuple[Check, ...], dict[
         sel = _selector(item, role_of(item, state, probe))
         if sel not in seen:
             seen.append(sel)
-            checks.append(Check(id="", kind="memory_not_used", **sel))
+            checks.append(Check(id="", kind="memory_not_used", item=sel.get("item"),
+                                status=sel.get("status"), scope=sel.get("scope")))
     numbered = tuple(replace(c, id=f"c{n}") for n, c in enumerate(checks, start=1))
     return numbered, reference
