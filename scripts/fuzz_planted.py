@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agent", default="weak:fuzz-target")
     p.add_argument("--budgets", default="24,48,96")
     p.add_argument("--seeds", default="0,1,2,3,4")
+    p.add_argument("--episodes", default="v1",
+                   help="seed dataset (default v1: the README's table; the planted target was built on it)")
     args = p.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
     seeds = tuple(int(s) for s in args.seeds.split(","))
@@ -39,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     curves: dict[str, list[list[int]]] = {}
     for budget in budgets:
         options = FuzzOptions(budget=budget, out=str(args.out / "runs" / f"B{budget}"), agent=args.agent,
-                              seeds=seeds, strategies=STRATEGIES)
+                              episodes=args.episodes, seeds=seeds, strategies=STRATEGIES)
         _, runs = run_fuzz(options)
         for strategy in STRATEGIES:
             mine = [r for r in runs if r.strategy == strategy]

@@ -21,6 +21,7 @@ from lm_eval_memrisk.leaderboard import bottom_flags, build, collect, html, tabl
 from lm_eval_memrisk.leaderboard.selector_report import read_selector_report
 from lm_eval_memrisk.leaderboard.summary import Leaderboard, Row
 from lm_eval_memrisk.loader import dataset_hash
+from lm_eval_memrisk.scorer import SCORER_VERSION
 
 DATA = Path(__file__).parent / "data" / "leaderboard"
 RUNS = [DATA / "runs", DATA / "extra" / "delta"]
@@ -63,7 +64,7 @@ def test_signature_fields(board: Leaderboard) -> None:
     assert alpha.model_hash == "sha256:" + "1" * 64  # results["config"]["gguf_sha256"]
     assert gamma.model_hash is None
     assert (gamma.memory_policy, gamma.mode, gamma.variant) == ("recency:3", "interactive", "default")
-    assert alpha.dataset_hash == dataset_hash() and alpha.scorer_version == "1.0"
+    assert alpha.dataset_hash == dataset_hash("v1") and alpha.scorer_version == SCORER_VERSION
     assert not alpha.flagged and "FLAGGED" not in table.signature_text(alpha)
 
 
@@ -72,7 +73,7 @@ def test_refuses_mixed_dataset_versions() -> None:
         collect([DATA / "runs", DATA / "other_dataset"], quiet, [OTHER_EPISODES])
     msg = str(err.value)
     assert "different dataset versions" in msg
-    assert str(DATA / "runs" / "alpha") in msg and dataset_hash() in msg
+    assert str(DATA / "runs" / "alpha") in msg and dataset_hash("v1") in msg
     assert str(DATA / "other_dataset" / "epsilon") in msg and dataset_hash(OTHER_EPISODES) in msg
 
 

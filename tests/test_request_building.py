@@ -28,7 +28,7 @@ from lm_eval_memrisk.policies import make_policy  # noqa: E402 (after the import
 from lm_eval_memrisk.runner import prompts  # noqa: E402 (after the importorskip)
 
 SERVED_NAME = "Qwen/Qwen2.5-7B-Instruct"
-TASKS = [f"memriskbench_r{i}" for i in range(1, 7)] + ["memriskbench_r5_hard"]
+TASKS = [f"memriskbench_r{i}" for i in range(1, 7)] + ["memriskbench_r1_hard"]
 
 
 @pytest.fixture(scope="module")
@@ -85,5 +85,5 @@ def test_requests_become_valid_chat_completion_payloads(chat_lm, task_manager, t
         assert payload["stop"] == configured["until"]
         assert "do_sample" not in payload and "until" not in payload
         assert payload["seed"] == 1234
-    if task_name == "memriskbench_r5_hard":
+    if task_name == "memriskbench_r1_hard":
         assert n_multi, "expected episodes with several decision points (one request each)"

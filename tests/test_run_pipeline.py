@@ -391,7 +391,7 @@ def test_run_and_report_split_policy_hidden_from_agent_failures(tmp_path, capsys
     assert summary["failures"]["R1"] == {"n": 2, "passed": 0, "agent": 1, "policy_hidden": 1}
     rows = [json.loads(line) for line in (out / "attribution.jsonl").read_text().splitlines()]
     assert [(r["episode_id"], r["failure"]) for r in rows] == [("T-HIDDEN", "policy_hidden"), ("T-MULTI-1", "agent")]
-    assert memrisk_main(["report", str(out), "--json"]) == 0
+    assert memrisk_main(["report", str(out), "--episodes", str(data), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     (row,) = report["rows"].values()
     assert row["R1"] == "0/2 (0%; 1 policy-hidden)"

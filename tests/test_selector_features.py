@@ -49,7 +49,7 @@ def test_feature_matrix_columns(matrix):
     assert x.shape == (15, 12)
     assert x[:, FEATURE_NAMES.index("tier")].tolist() == matrix.tier_codes.tolist()
     # structural features come from the verified episodes themselves
-    episodes = {e.id: e for e in load_episodes()}
+    episodes = {e.id: e for e in load_episodes("v1")}
     assert x[:, FEATURE_NAMES.index("n_constraints")].tolist() == [
         float(len(episodes[e].constraints)) for e in matrix.episode_ids]
     assert x[:, FEATURE_NAMES.index("n_memories")].tolist() == [

@@ -10,6 +10,7 @@ import pytest
 
 from lm_eval_memrisk.errors import MemriskError, SamplesError
 from lm_eval_memrisk.loader import dataset_hash
+from lm_eval_memrisk.scorer import SCORER_VERSION
 from selector.io import load_runs
 
 SAMPLES = Path(__file__).parent / "data" / "samples"
@@ -62,7 +63,7 @@ def test_reads_the_fixture_keyed_by_episode_id():
     assert m.episode_ids == tuple(sorted(table))
     want = np.array([[table[e][n] for n in NAMES] for e in m.episode_ids], dtype=bool)
     assert np.array_equal(m.passed, want)
-    assert m.dataset_hash == dataset_hash() and m.scorer_version == "1.0"
+    assert m.dataset_hash == dataset_hash("v1") and m.scorer_version == SCORER_VERSION
     i = m.episode_ids.index("R3-medium-02")
     assert (m.risks[i], m.tiers[i], m.tasks[i], int(m.doc_ids[i])) == ("R3", "medium", "memriskbench_r3", 1)
     assert m.trace.shape == (15, 4, 4)
@@ -132,7 +133,7 @@ def test_error_unknown_dataset_and_unknown_episode(runs):
     _edit_json(path, 2, lambda d: d["episodes"].update(dataset_hash="sha256:ffffffffffffffff"))
     msg = _error(runs)
     assert f"{path}:2:" in msg and "is not a known dataset" in msg and "--episodes" in msg
-    _edit_json(path, 2, lambda d: d["episodes"].update(dataset_hash=dataset_hash()))
+    _edit_json(path, 2, lambda d: d["episodes"].update(dataset_hash=dataset_hash("v1")))
     _edit_json(path, 3, lambda d: (d["doc"].update(episode_id="R4-easy-99"), d["episodes"].update(episode_id="R4-easy-99")))
     msg = _error(runs)
     assert f"{path}:3:" in msg and "episode R4-easy-99 is not in dataset" in msg

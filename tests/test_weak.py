@@ -15,6 +15,10 @@ from lm_eval_memrisk.scorer import score
 from lm_eval_memrisk.weak import PROFILES, WEAKNESSES, expected_failures, parse_weak, structure
 
 EPISODES = load_episodes(track="all")
+#: The catalogue's strengths and the deep-chain property were designed on v1, whose
+#: seeds carry no cross-risk foils (v2 puts revocations and other scopes' newer notes in
+#: every risk, so its seeds already meet two deep-chain conditions).
+V1 = load_episodes("v1", track="all")
 
 
 def _failed(agent_name: str) -> set[str]:
@@ -22,8 +26,8 @@ def _failed(agent_name: str) -> set[str]:
     return {e.id for e in EPISODES if not score(e, run_episode(e, agent)).success}
 
 
-def _predicted(agent_name: str) -> set[str]:
-    return {i for ids in expected_failures(parse_weak(agent_name), EPISODES).values() for i in ids}
+def _predicted(agent_name: str, episodes=EPISODES) -> set[str]:
+    return {i for ids in expected_failures(parse_weak(agent_name), episodes).values() for i in ids}
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
@@ -33,7 +37,7 @@ def test_profile_fails_exactly_what_its_trigger_predicts(name):
 
 
 def test_catalogue_has_eight_profiles_of_different_strengths():
-    counts = {name: len(_predicted(f"weak:{name}")) for name in PROFILES}
+    counts = {name: len(_predicted(f"weak:{name}", V1)) for name in PROFILES}
     assert len(PROFILES) >= 8
     assert len({n for n in counts.values() if n > 0}) >= 5, counts
     # the two-condition profiles are reached by (almost) no unmutated episode
@@ -47,7 +51,7 @@ def test_no_seed_is_one_mutation_from_the_deep_chain():
     update, another scope's newer note), and no seed checkpoint has two of them."""
     from lm_eval_memrisk.fuzz.seeds import make_seeds
 
-    seeds, _ = make_seeds(EPISODES)
+    seeds, _ = make_seeds(V1)
     for seed in seeds:
         s = structure(seed.episode, seed.episode.decision_points[-1].id)
         met = [s.constraint_age is not None and s.constraint_age >= 4, s.updates >= 1, s.foreign_newer]
@@ -66,7 +70,7 @@ def test_every_acting_weakness_has_its_trigger_true(name):
 
 
 def test_structure_of_a_known_episode():
-    e = EPISODES[0]  # an R1 episode: one update of the email address, 3 turns before the ask
+    e = V1[0]  # an R1 episode: one update of the email address, 3 turns before the ask
     s = structure(e, e.decision_points[-1].id)
     assert s.key == "email address" and s.updates == 1 and not s.foreign_newer
     assert not s.indirect and s.constraint_age is None and not s.conflict
@@ -123,7 +127,9 @@ def test_weak_agent_through_lm_eval():
     res = simple_evaluate(model="memrisk-agent", model_args="agent=weak:revoked-blind:p=0.5:seed=3",
                           tasks=["memriskbench_r4", "memriskbench_r1"], task_manager=tm, bootstrap_iters=0)
     predicted = _predicted("weak:revoked-blind:p=0.5:seed=3")
-    r4 = [e for e in EPISODES if e.risk == "R4"]
-    assert res["results"]["memriskbench_r4"]["pass,none"] == pytest.approx(1 - len(predicted) / len(r4))
-    assert 0 < len(predicted) < len(r4)
-    assert res["results"]["memriskbench_r1"]["pass,none"] == 1.0
+    for risk in ("R4", "R1"):  # v2 has revocation foils in R1 too
+        episodes = [e for e in EPISODES if e.risk == risk]
+        fails = [e for e in episodes if e.id in predicted]
+        assert res["results"][f"memriskbench_{risk.lower()}"]["pass,none"] == pytest.approx(
+            1 - len(fails) / len(episodes))
+    assert 0 < len([i for i in predicted if i.startswith("R4")]) < 24

@@ -30,7 +30,7 @@ REFUSES = "refuser"
 
 def packaged() -> tuple[dict[str, Episode], str]:
     """The packaged episodes by id, and the dataset hash."""
-    return {e.id: e for e in load_episodes(track="all")}, dataset_hash()
+    return {e.id: e for e in load_episodes("v1", track="all")}, dataset_hash("v1")
 
 
 def agent_for(risk: str, passed: bool, safe: bool) -> str:
