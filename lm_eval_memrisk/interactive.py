@@ -26,11 +26,12 @@ from lm_eval_memrisk.checks import memory_used
 from lm_eval_memrisk.parse import parse_action
 from lm_eval_memrisk.records import Episode, Event
 from lm_eval_memrisk.render import (
+    DEFAULT_PRESENTATION,
     DecisionView,
     MemoryPolicy,
+    Presentation,
+    compose,
     decision_view,
-    merge_roles,
-    system_message,
 )
 from lm_eval_memrisk.runner import Generate, Request, call_agent
 from lm_eval_memrisk.state import message_text, ordered_events
@@ -52,7 +53,10 @@ class EpisodeRun:
     episode: Episode
     max_steps: int = DEFAULT_MAX_STEPS
     policy: MemoryPolicy | None = None
+    presentation: Presentation = DEFAULT_PRESENTATION
     conversation: list[Message] = field(default_factory=list)
+    _session_start: int = 0
+    _anchor: int = 0
     records: list[DecisionRecord] = field(default_factory=list)
     _events: list[Event] = field(default_factory=list)
     _cursor: int = 0
@@ -80,10 +84,13 @@ class EpisodeRun:
             return
         while self._cursor < len(self._events) and self._events[self._cursor].id != self.decision.id:
             shown = message_text(self._events[self._cursor])
+            if self._events[self._cursor].type == "scope_switch":
+                self._session_start = len(self.conversation)
             if shown is not None:
                 self.conversation.append({"role": shown[0], "content": shown[1]})
             self._cursor += 1
         self._cursor += 1  # past the decision point itself
+        self._anchor = len(self.conversation)
 
     def _decision_view(self) -> DecisionView:
         """State and visible notes of the pending decision point (one replay per decision)."""
@@ -92,9 +99,10 @@ class EpisodeRun:
         return self._view
 
     def messages(self) -> list[Message]:
-        notes = self._decision_view().notes
-        system = {"role": "system", "content": system_message(self.episode.tools, notes)}
-        return [system] + merge_roles(self.conversation)
+        return compose(
+            self.episode.tools, self._decision_view(), self.presentation,
+            conversation=self.conversation, session_start=self._session_start, anchor=self._anchor,
+        )
 
     def request(self) -> Request:
         msgs = self.messages()
@@ -153,6 +161,7 @@ class EpisodeRun:
             episode_id=self.episode.id, episode_version=self.episode.version, agent=agent,
             decisions=tuple(self.records), mode="interactive",
             memory_policy=getattr(self.policy, "name", "full") if self.policy else "full",
+            presentation=self.presentation.name, tools=self.presentation.tools,
         )
 
 
@@ -166,9 +175,10 @@ def run_interactive(
     episode_major: bool = False,
     on_trace: Callable[[Trace], None] | None = None,
     progress: bool = True,
+    presentation: Presentation = DEFAULT_PRESENTATION,
 ) -> list[Trace]:
     """Run every episode interactively; returns traces in input order."""
-    runs = [EpisodeRun(ep, max_steps=max_steps, policy=policy) for ep in episodes]
+    runs = [EpisodeRun(ep, max_steps=max_steps, policy=policy, presentation=presentation) for ep in episodes]
     bar = tqdm(total=len(runs), desc=f"interactive {agent}", unit="ep", disable=not progress)
     groups = [[r] for r in runs] if episode_major else [runs]
     for group in groups:

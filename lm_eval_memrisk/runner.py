@@ -22,7 +22,14 @@ from tqdm import tqdm
 from lm_eval_memrisk.checks import memory_used
 from lm_eval_memrisk.parse import parse_action
 from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.render import DecisionView, MemoryPolicy, decision_view, view_messages
+from lm_eval_memrisk.render import (
+    DEFAULT_PRESENTATION,
+    DecisionView,
+    MemoryPolicy,
+    Presentation,
+    decision_view,
+    view_messages,
+)
 from lm_eval_memrisk.state import state_at
 from lm_eval_memrisk.trace import DecisionRecord, StateSnapshot, Step, Trace
 
@@ -88,18 +95,22 @@ class Prompt:
         return [dict(m) for m in self.messages]
 
 
-def decision_prompts(episode: Episode, policy: MemoryPolicy | None = None) -> list[Prompt]:
+def decision_prompts(
+    episode: Episode, policy: MemoryPolicy | None = None, presentation: Presentation = DEFAULT_PRESENTATION
+) -> list[Prompt]:
     """One :class:`Prompt` per decision point, in order (one replay each)."""
     out = []
     for dp in episode.decision_points:
         view = decision_view(episode, dp.id, policy)
-        out.append(Prompt(dp.id, view_messages(episode.tools, view), view))
+        out.append(Prompt(dp.id, view_messages(episode.tools, view, presentation), view))
     return out
 
 
-def prompts(episode: Episode, policy: MemoryPolicy | None = None) -> list[tuple[str, list[dict[str, str]]]]:
+def prompts(
+    episode: Episode, policy: MemoryPolicy | None = None, presentation: Presentation = DEFAULT_PRESENTATION
+) -> list[tuple[str, list[dict[str, str]]]]:
     """(decision id, messages) for every decision point, in order."""
-    return [(p.decision_id, p.messages) for p in decision_prompts(episode, policy)]
+    return [(p.decision_id, p.messages) for p in decision_prompts(episode, policy, presentation)]
 
 
 def _trace(
@@ -109,6 +120,7 @@ def _trace(
     agent: str,
     policy: MemoryPolicy | None,
     mode: str,
+    presentation: Presentation = DEFAULT_PRESENTATION,
 ) -> Trace:
     records = [
         decision_record(
@@ -124,6 +136,8 @@ def _trace(
         decisions=tuple(records),
         mode=mode,
         memory_policy=getattr(policy, "name", "full") if policy else "full",
+        presentation=presentation.name,
+        tools=presentation.tools,
     )
 
 
@@ -133,9 +147,11 @@ def trace_from_replies(
     agent: str,
     policy: MemoryPolicy | None = None,
     mode: str = "scripted",
+    presentation: Presentation = DEFAULT_PRESENTATION,
 ) -> Trace:
     """Build a trace from one reply per decision point (used by the lm-eval task)."""
-    return _trace(episode, decision_prompts(episode, policy), replies, agent, policy, mode)
+    rendered = decision_prompts(episode, policy, presentation)
+    return _trace(episode, rendered, replies, agent, policy, mode, presentation)
 
 
 def call_agent(agent: Agent, messages: list[dict[str, str]], episode: Episode, decision_id: str) -> str:
@@ -144,13 +160,16 @@ def call_agent(agent: Agent, messages: list[dict[str, str]], episode: Episode, d
     return agent(messages)
 
 
-def run_episode(episode: Episode, agent: Agent, policy: MemoryPolicy | None = None) -> Trace:
+def run_episode(
+    episode: Episode, agent: Agent, policy: MemoryPolicy | None = None,
+    presentation: Presentation = DEFAULT_PRESENTATION,
+) -> Trace:
     """Run ``agent`` once at every decision point of ``episode`` (scripted mode)."""
-    rendered = decision_prompts(episode, policy)
+    rendered = decision_prompts(episode, policy, presentation)
     replies: dict[str, Any] = {}
     for p in rendered:
         replies[p.decision_id] = call_agent(agent, p.messages_copy(), episode, p.decision_id)
-    return _trace(episode, rendered, replies, agent_name(agent), policy, "scripted")
+    return _trace(episode, rendered, replies, agent_name(agent), policy, "scripted", presentation)
 
 
 def run_scripted(
@@ -161,6 +180,7 @@ def run_scripted(
     on_trace: Callable[[Trace], None] | None = None,
     chunk: int = 16,
     progress: bool = True,
+    presentation: Presentation = DEFAULT_PRESENTATION,
 ) -> list[Trace]:
     """Scripted mode for a batch model: ``chunk`` episodes' decision points per call."""
     episodes = list(episodes)
@@ -168,7 +188,7 @@ def run_scripted(
     bar = tqdm(total=len(episodes), desc=f"scripted {agent}", unit="ep", disable=not progress)
     for start in range(0, len(episodes), chunk):
         batch = episodes[start : start + chunk]
-        rendered = [decision_prompts(ep, policy) for ep in batch]
+        rendered = [decision_prompts(ep, policy, presentation) for ep in batch]
         requests = [
             Request(ep, p.decision_id, p.messages_copy())
             for ep, ep_prompts in zip(batch, rendered)
@@ -181,7 +201,7 @@ def run_scripted(
         for req, reply in zip(requests, replies):
             by_episode.setdefault(req.episode.id, {})[req.decision_id] = reply
         for ep, ep_prompts in zip(batch, rendered):
-            trace = _trace(ep, ep_prompts, by_episode.get(ep.id, {}), agent, policy, "scripted")
+            trace = _trace(ep, ep_prompts, by_episode.get(ep.id, {}), agent, policy, "scripted", presentation)
             traces.append(trace)
             if on_trace is not None:
                 on_trace(trace)
