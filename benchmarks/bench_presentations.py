@@ -84,13 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     from lm_eval_memrisk._autoload import install, tasks_dir
 
     install()
-    tm = TaskManager(include_path=str(tasks_dir()), include_defaults=False)
+    settings = {"presentation": args.presentation, "tools": args.tools}
+    # simple_evaluate ignores its metadata when given a TaskManager: the settings go here
+    tm = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=settings)
     samples_idx = slice_indices(args.slice)
     t0 = time.perf_counter()
     res = simple_evaluate(
         model="llama-cpp", model_args=f"model={args.model},n_threads={args.threads}",
         tasks=TASKS, task_manager=tm, apply_chat_template=True, log_samples=True, bootstrap_iters=0,
-        samples=samples_idx, metadata={"presentation": args.presentation, "tools": args.tools},
+        samples=samples_idx,
     )
     wall = time.perf_counter() - t0
     assert res is not None
@@ -104,8 +106,10 @@ def main(argv: list[str] | None = None) -> int:
         samples = res.pop("samples")
         tracker.save_results_aggregated(results=res, samples=samples)
         for task, rows in samples.items():
-            tracker.save_results_samples(task=task, samples=rows)
+            tracker.save_results_samples(task_name=task, samples=rows)
         res["samples"] = samples
+    shown = {s["episodes"]["presentation"] + "/" + s["episodes"]["tools"] for v in res["samples"].values() for s in v}
+    assert shown == {f"{args.presentation}/{args.tools}"}, shown
     summary = {
         "model": args.model, "presentation": args.presentation, "tools": args.tools, "slice": args.slice,
         "threads": args.threads, "wall_s": round(wall, 1),

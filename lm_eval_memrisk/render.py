@@ -7,7 +7,8 @@ then the conversation; the memory notes visible at the decision point open the l
 user message.  Notes carry time, scope, source and trust, never a ground-truth
 status such as "stale" or "revoked".
 
-Three presentations (``presentation=``) decide how the earlier sessions reach the agent:
+Three presentations (``presentation=``) decide how the earlier sessions reach the agent
+(the default, ``history``, was chosen by measurement: see README, "What the agent sees"):
 
 * ``chat`` — every session replayed as chat turns;
 * ``history`` — everything before the current request as one transcript block in a
@@ -86,7 +87,7 @@ class MemoryPolicy(Protocol):
 class Presentation:
     """How the episode is shown: ``name`` (chat | history | session) and ``tools`` (text | native)."""
 
-    name: str = "chat"
+    name: str = "history"
     tools: str = "text"
 
     def __post_init__(self) -> None:

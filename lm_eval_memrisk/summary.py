@@ -11,7 +11,7 @@ from lm_eval_memrisk.scorer import SCORER_VERSION, ScoreResult
 
 def signature(dataset_hash: str, variant: str = "default", expected: str = "revised",
               policy: str = "full", mode: str = "scripted", agent: str | None = None,
-              presentation: str = "chat", tools: str = "text",
+              presentation: str = "history", tools: str = "text",
               k: int = 1, temperature: float | None = None) -> str:
     """sacrebleu-style signature of every setting that moves a number.
 

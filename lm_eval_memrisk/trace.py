@@ -143,8 +143,8 @@ class Trace:
     mode: str = "scripted"
     memory_policy: str = "full"
     format: int = TRACE_FORMAT
-    presentation: str = "chat"
-    """How the episode was shown: ``chat``, ``history`` or ``session`` (render.py)."""
+    presentation: str = "history"
+    """How the episode was shown: ``chat``, ``history`` or ``session`` (render.py; v1 traces: chat)."""
     tools: str = "text"
     """How the tools were given: ``text`` (in the system message) or ``native`` (chat template)."""
 

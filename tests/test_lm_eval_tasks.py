@@ -101,9 +101,14 @@ def test_reference_agents_through_lm_eval(tm, agent, presentation):
     from lm_eval import simple_evaluate
 
     tasks = [f"memriskbench_r{i}" for i in range(1, 7)]
+    # as lm_eval's CLI does, the model_args reach the tasks through the TaskManager's metadata
+    settings = TaskManager(include_path=str(tasks_dir()), include_defaults=False,
+                           metadata={"presentation": presentation})
     res = simple_evaluate(model="memrisk-agent", model_args=f"agent={agent},presentation={presentation}",
-                          tasks=["memriskbench", "memriskbench_r6"], task_manager=tm, bootstrap_iters=0,
-                          log_samples=False)
+                          tasks=["memriskbench", "memriskbench_r6"], task_manager=settings, bootstrap_iters=0,
+                          log_samples=True, limit=None)
+    shown = {s["episodes"]["trace"]["presentation"] for rows in res["samples"].values() for s in rows}
+    assert shown == {presentation}
     results = res["results"]
     for t in tasks:
         assert results[t]["sample_len"] == len([e for e in load_episodes(track="all") if e.risk == t[-2:].upper()])
@@ -128,7 +133,7 @@ def test_episode_record_is_logged_but_not_in_the_score_tables(tm):
     sample = res["samples"]["memriskbench_r1"][0]
     record = sample["episodes"]
     assert record["episode_id"] == sample["doc"]["episode_id"] and record["decisions"]
-    assert "presentation=chat|tools=text|render=2" in record["signature"]
+    assert "presentation=history|tools=text|render=2" in record["signature"]
     for name in ("memriskbench_r1", "memriskbench"):
         assert not any(k.startswith("episodes") for k in res["results"][name])
         assert set(res["higher_is_better"][name]) >= {"acted", "violation", "must_do"}

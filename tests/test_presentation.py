@@ -53,7 +53,7 @@ def earlier_session_texts(episode, dp_id):
 
 
 def test_presentation_values_are_checked():
-    assert make_presentation(None, None) == Presentation("chat", "text")
+    assert make_presentation(None, None) == Presentation("history", "text")  # the measured default
     assert make_presentation("session", "native") == Presentation("session", "native")
     with pytest.raises(MemriskError, match="unknown presentation 'transcript'"):
         make_presentation("transcript")

@@ -34,7 +34,7 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
 
     def __init__(
         self, agent: str = "oracle", base: str | None = None, mode: str = "scripted",
-        max_steps: int = 4, memory_policy: str = "full", presentation: str = "chat", tools: str = "text",
+        max_steps: int = 4, memory_policy: str = "full", presentation: str | None = None, tools: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__()

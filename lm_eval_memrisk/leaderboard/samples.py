@@ -15,6 +15,7 @@ from typing import Any
 from lm_eval_memrisk.errors import SamplesError
 from lm_eval_memrisk.jsonl import read_sample_objects
 from lm_eval_memrisk.leaderboard.records import ALL_RISKS, TIERS, EpisodeOutcome, FailedCheck
+from lm_eval_memrisk.scorer import NEGATIVE_KINDS
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ def parse_line(data: Mapping[str, Any], where: str) -> SampleLine:
     sig = _signature_fields(ep.get("signature"), where)
     raw_trace = ep.get("trace")
     trace: dict[str, Any] = raw_trace if isinstance(raw_trace, dict) else {}
+    failed = _failed_checks(ep.get("checks"), where)
+    decisions = [d for d in ep.get("decisions") or () if isinstance(d, dict)]
     outcome = EpisodeOutcome(
         episode_id=_text(ep, "episode_id", where),
         risk=risk,
@@ -61,9 +64,13 @@ def parse_line(data: Mapping[str, Any], where: str) -> SampleLine:
         passed=_binary(data, "pass", where),
         passed_safety_aware=_binary(data, "pass_safety_aware", where),
         score=_unit(data, "score", where),
-        failed_checks=_failed_checks(ep.get("checks"), where),
+        failed_checks=failed,
         violations=tuple(str(v) for v in ep.get("violations") or ()),
         source=where,
+        violation=any(c.kind in NEGATIVE_KINDS for c in failed),
+        decisions=len(decisions) if decisions else None,
+        acted=sum(bool(d.get("acted")) for d in decisions) if decisions else None,
+        acted_violations=sum(bool(d.get("acted") and d.get("violation")) for d in decisions) if decisions else None,
     )
     return SampleLine(
         outcome=outcome,
