@@ -150,4 +150,8 @@ def test_chat_template_contexts_are_real_messages(loaded):
                             chat_template=lambda msgs: json.dumps(msgs))
     messages = json.loads(task.instances[0].args[0])
     assert messages[0]["role"] == "system" and messages[-1]["role"] == "user"
-    assert len(messages) >= 3
+    assert len(messages) == 2  # the default history presentation: the transcript is one block
+    from lm_eval_memrisk.harness.task import decision_contexts
+
+    chat = json.loads(decision_contexts(dict(task.eval_docs[0], presentation="chat"), None, json.dumps)[0])
+    assert len(chat) >= 3 and [m["role"] for m in chat[1:3]] == ["user", "assistant"]
