@@ -26,6 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", default="scripted", choices=("scripted", "interactive"))
     p.add_argument("--max-steps", type=int, default=4, help="interactive: model calls per decision point")
     p.add_argument("--memory-policy", default="full", help="full | recency:K | bm25:K | embedding:K | mem0:K | reference:K | reference-embedding:K")
+    p.add_argument("--presentation", default="history", choices=("chat", "history", "session"),
+                   help="how earlier sessions are shown (see README, What the agent sees)")
+    p.add_argument("--tools", default="text", choices=("text", "native"),
+                   help="text: tools in the system message; native: passed to the model's chat template")
     p.add_argument("--no-chat-template", action="store_true", help="send flattened transcripts")
     add_episodes_argument(p)
     p.add_argument("--track", default="main", choices=("main", "r6", "all"))
@@ -50,7 +54,8 @@ def _generate(args: argparse.Namespace) -> tuple[Any, str, dict[str, Any], bool]
     info = dict(getattr(lm, "get_model_info", dict)() or {})
     name = (args.model + "-" + args.model_args.replace("=", "-").replace(",", "_")).strip("-")
     config = {"model": args.model, "model_args": args.model_args, **info}
-    return lm_generate(lm, apply_chat_template=not args.no_chat_template), name, config, args.model == "llama-cpp"
+    generate = lm_generate(lm, apply_chat_template=not args.no_chat_template, tools=args.tools)
+    return generate, name, config, args.model == "llama-cpp"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,26 +76,32 @@ def run(args: argparse.Namespace) -> int:
         episodes = [e for e in episodes if e.risk == args.risk.upper()]
     if args.limit:
         episodes = episodes[: args.limit]
+    from lm_eval_memrisk.render import make_presentation
+
     policy = make_policy(args.memory_policy)
+    presentation = make_presentation(args.presentation, args.tools)
     generate, name, config, episode_major = _generate(args)
-    config.update(mode=args.mode, memory_policy=args.memory_policy, max_steps=args.max_steps)
+    config.update(mode=args.mode, memory_policy=args.memory_policy, max_steps=args.max_steps,
+                  presentation=args.presentation, tools=args.tools)
     store = RunStore(Path(args.out), resume=args.resume) if args.out else None
     todo = [e for e in episodes if store is None or e.id not in store.finished]
     on_trace = store.append if store else None
     if args.mode == "interactive":
         traces = run_interactive(
             todo, generate, name, max_steps=args.max_steps, policy=policy,
-            episode_major=episode_major, on_trace=on_trace, progress=not args.json,
+            episode_major=episode_major, on_trace=on_trace, progress=not args.json, presentation=presentation,
         )
     else:
-        traces = run_scripted(todo, generate, name, policy, on_trace=on_trace, progress=not args.json)
+        traces = run_scripted(todo, generate, name, policy, on_trace=on_trace, progress=not args.json,
+                              presentation=presentation)
     dataset_hash = fingerprint(everything)
     if store:
         results = store.finalize(episodes, dataset_hash, name, config, variant=args.variant)
     else:
         by_id = {t.episode_id: t for t in traces}
         results = [score(e, by_id[e.id], variant=args.variant) for e in episodes]
-    sig = signature(dataset_hash, variant=args.variant, policy=args.memory_policy, mode=args.mode, agent=name)
+    sig = signature(dataset_hash, variant=args.variant, policy=args.memory_policy, mode=args.mode, agent=name,
+                    presentation=args.presentation, tools=args.tools)
     print_summary(results, args.variant, sig, args.json)
     return 0
 
