@@ -5,7 +5,8 @@
 
 Runs the main track, or a fixed stratified slice with the same ids in every run
 (``fixed25``: per risk the first two easy, first two medium and first hard episode;
-``fixed10``: per risk the first easy and first medium one), through
+``fixed10``: per risk the first easy and first medium one; ``fixed5``: the first easy
+one), through
 lm-eval with the in-process llama-cpp model and ``--apply_chat_template``, and prints
 one JSON object: per risk pass, acted (decisions), decision classes, violation
 (episodes), violations among acted decisions, plus prompt tokens, prompt tokens
@@ -36,7 +37,8 @@ def slice_indices(name: str) -> dict[str, list[int]] | None:
     out: dict[str, list[int]] = {}
     for risk, task in zip(RISKS, TASKS):
         docs = [e for e in load_episodes(track="main") if e.risk == risk]
-        wanted = {"easy": 2, "medium": 2, "hard": 1} if name == "fixed25" else {"easy": 1, "medium": 1}
+        wanted = {"fixed25": {"easy": 2, "medium": 2, "hard": 1}, "fixed10": {"easy": 1, "medium": 1},
+                  "fixed5": {"easy": 1}}[name]
         picked = []
         for i, e in enumerate(docs):
             if wanted.get(e.tier, 0) > 0:
@@ -73,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
     ap.add_argument("--presentation", default="chat", choices=("chat", "history", "session"))
     ap.add_argument("--tools", default="text", choices=("text", "native"))
-    ap.add_argument("--slice", default="fixed25", choices=("fixed10", "fixed25", "full"))
+    ap.add_argument("--slice", default="fixed25", choices=("fixed5", "fixed10", "fixed25", "full"))
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", help="also write lm-eval results and samples here")
     args = ap.parse_args(argv)
