@@ -233,7 +233,12 @@ def test_failing_to_act_is_never_a_high_risk_flag(board: Leaderboard) -> None:
 
 def _system(name: str, outcomes: list[tuple[str, bool, str | None, int]]):
     """A SystemRun from (risk, passed, failed check kind or None, acted decisions)."""
-    from lm_eval_memrisk.leaderboard.records import EpisodeOutcome, FailedCheck, Signature, SystemRun
+    from lm_eval_memrisk.leaderboard.records import (
+        EpisodeOutcome,
+        FailedCheck,
+        Signature,
+        SystemRun,
+    )
     from lm_eval_memrisk.scorer import NEGATIVE_KINDS
 
     eps = tuple(
