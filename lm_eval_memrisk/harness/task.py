@@ -216,11 +216,6 @@ def process_results(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, An
     return SampleMetrics(evaluate_doc(doc, results))
 
 
-def count(items: Sequence[Any]) -> int:
-    """Aggregation for the per-episode record: the number of episodes scored."""
-    return len(items)
-
-
 def load_docs(**kwargs: Any) -> Any:
     """custom_dataset hook: see :func:`lm_eval_memrisk.harness.dataset.load_docs`."""
     from lm_eval_memrisk.harness.dataset import load_docs as _load
