@@ -102,3 +102,11 @@ def test_pass_hat_k_needs_every_sample_to_pass():
     assert evaluate_doc(doc, [[good] * 4])["pass_hat_k"] == 1.0
     single = evaluate_doc(doc, [good])
     assert "pass_hat_k" not in single and "k=" not in single["episodes"]["signature"]
+
+
+def test_do_nothing_agent_is_the_floor():
+    agent = get_agent("do-nothing")
+    for ep in MAIN:
+        trace = run_episode(ep, agent)
+        got = episode_metrics(decision_outcomes(ep, trace, score(ep, trace)))
+        assert got["acted"] == 0.0 and got["violation"] == 0.0 and not score(ep, trace).success, ep.id
