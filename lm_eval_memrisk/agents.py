@@ -7,7 +7,8 @@
   nor revoked, from any scope.
 * ``constraint-blind`` fills them with the newest active in-scope item and ignores
   constraints (the naive action is what a rule-ignoring agent does).
-* ``amnesiac`` ignores memory and asks; ``refuser`` always refuses.
+* ``amnesiac`` ignores memory and asks; ``refuser`` always refuses; ``do-nothing``
+  acknowledges and does nothing (the floor: it never acts, so it never violates).
 * ``visible-oracle`` is the oracle limited to the notes it is shown (it validates a
   memory policy; see :mod:`lm_eval_memrisk.visible_oracle`).
 
@@ -29,6 +30,7 @@ from lm_eval_memrisk.trace import ItemState, StateSnapshot
 
 AMNESIAC_REPLY = "I don't have that information — could you tell me?"
 REFUSER_REPLY = "I'm sorry, but I can't help with that."
+DO_NOTHING_REPLY = "Okay, noted."
 PLACEHOLDER = re.compile(r"\{\{mem:([^{}]+)\}\}")
 
 Chooser = Callable[[Sequence[ItemState], StateSnapshot], ItemState | None]
@@ -106,6 +108,8 @@ class ReferenceAgent:
             return AMNESIAC_REPLY
         if self.name == "refuser":
             return REFUSER_REPLY
+        if self.name == "do-nothing":
+            return DO_NOTHING_REPLY
         if episode is None or decision_id is None:
             raise MemriskError(f"reference agent {self.name!r} needs the episode and decision id")
         dp = episode.event(decision_id)
@@ -120,7 +124,8 @@ class ReferenceAgent:
 
 
 AGENT_NAMES: tuple[str, ...] = (
-    "oracle", "stale", "leaky", "amnesiac", "refuser", "constraint-blind", "visible-oracle",
+    "oracle", "stale", "leaky", "amnesiac", "refuser", "constraint-blind", "do-nothing",
+    "visible-oracle",
 )
 
 

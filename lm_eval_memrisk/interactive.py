@@ -29,11 +29,12 @@ from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.jsonl import escape_surrogates, json_line
 from lm_eval_memrisk.records import Episode, Event
 from lm_eval_memrisk.render import (
+    DEFAULT_PRESENTATION,
     DecisionView,
     MemoryPolicy,
+    Presentation,
+    compose,
     decision_view,
-    merge_roles,
-    system_message,
 )
 from lm_eval_memrisk.runner import Generate, Request, call_agent, checked_replies, parse_reply
 from lm_eval_memrisk.state import message_text, ordered_events
@@ -62,7 +63,10 @@ class EpisodeRun:
     episode: Episode
     max_steps: int = DEFAULT_MAX_STEPS
     policy: MemoryPolicy | None = None
+    presentation: Presentation = DEFAULT_PRESENTATION
     conversation: list[Message] = field(default_factory=list)
+    _session_start: int = 0
+    _anchor: int = 0
     records: list[DecisionRecord] = field(default_factory=list)
     _events: list[Event] = field(default_factory=list)
     _cursor: int = 0
@@ -93,11 +97,14 @@ class EpisodeRun:
         while self._cursor < len(self._events) and self._events[self._cursor].id != self.decision.id:
             event = self._events[self._cursor]
             shown = message_text(event)
+            if event.type == "scope_switch":
+                self._session_start = len(self.conversation)
             if shown is not None and not (self._after_decision and event.type == "assistant_message"):
                 self._after_decision = False
                 self.conversation.append({"role": shown[0], "content": shown[1]})
             self._cursor += 1
         self._cursor += 1  # past the decision point itself
+        self._anchor = len(self.conversation)
 
     def _decision_view(self) -> DecisionView:
         """State and visible notes of the pending decision point (one replay per decision)."""
@@ -106,9 +113,10 @@ class EpisodeRun:
         return self._view
 
     def messages(self) -> list[Message]:
-        notes = self._decision_view().notes
-        system = {"role": "system", "content": system_message(self.episode.tools, notes)}
-        return [system] + merge_roles(self.conversation)
+        return compose(
+            self.episode.tools, self._decision_view(), self.presentation,
+            conversation=self.conversation, session_start=self._session_start, anchor=self._anchor,
+        )
 
     def request(self) -> Request:
         msgs = self.messages()
@@ -176,6 +184,7 @@ class EpisodeRun:
             episode_id=self.episode.id, episode_version=self.episode.version, agent=agent,
             decisions=tuple(self.records), mode="interactive",
             memory_policy=getattr(self.policy, "name", "full") if self.policy else "full",
+            presentation=self.presentation.name, tools=self.presentation.tools,
         )
 
 
@@ -189,10 +198,11 @@ def run_interactive(
     episode_major: bool = False,
     on_trace: Callable[[Trace], None] | None = None,
     progress: bool = True,
+    presentation: Presentation = DEFAULT_PRESENTATION,
 ) -> list[Trace]:
     """Run every episode interactively; returns traces in input order."""
     check_max_steps(max_steps)
-    runs = [EpisodeRun(ep, max_steps=max_steps, policy=policy) for ep in episodes]
+    runs = [EpisodeRun(ep, max_steps=max_steps, policy=policy, presentation=presentation) for ep in episodes]
     bar = tqdm(total=len(runs), desc=f"interactive {agent}", unit="ep", disable=not progress)
     groups = [[r] for r in runs] if episode_major else [runs]
     for group in groups:

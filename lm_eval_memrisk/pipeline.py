@@ -25,6 +25,7 @@ from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.interactive import DEFAULT_MAX_STEPS, check_max_steps, run_interactive
 from lm_eval_memrisk.policies import make_policy, policy_description
 from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.render import DEFAULT_PRESENTATION, Presentation, make_presentation
 from lm_eval_memrisk.run_store import RunStore
 from lm_eval_memrisk.runner import run_scripted
 from lm_eval_memrisk.scorer import ScoreResult, score
@@ -67,16 +68,14 @@ def select_episodes(
 
 def run_manifest(
     system: System, *, dataset_hash: str, mode: str, memory_policy: str, max_steps: int,
-    presentation: str | None = None,
+    presentation: Presentation = DEFAULT_PRESENTATION,
 ) -> dict[str, Any]:
     """The settings that decide a run's traces (compared on ``--resume``)."""
-    manifest: dict[str, Any] = {
+    return {
         "system": system.name, **dict(system.settings), "mode": mode,
         "memory_policy": memory_policy, "max_steps": max_steps, "dataset_hash": dataset_hash,
+        "presentation": presentation.name, "tools": presentation.tools,
     }
-    if presentation is not None:
-        manifest["presentation"] = presentation
-    return manifest
 
 
 def run_benchmark(
@@ -89,6 +88,7 @@ def run_benchmark(
     max_steps: int = DEFAULT_MAX_STEPS,
     variant: str = "default",
     presentation: str | None = None,
+    tools: str | None = None,
     out: Path | None = None,
     resume: bool = False,
     progress: bool = True,
@@ -100,10 +100,11 @@ def run_benchmark(
     if resume and out is None:
         raise MemriskError("--resume needs --out (the folder of the interrupted run)")
     policy = make_policy(memory_policy)
+    shown = make_presentation(presentation, tools)
     described = policy_description(policy)
     manifest = run_manifest(
         system, dataset_hash=dataset_hash, mode=mode, memory_policy=memory_policy,
-        max_steps=max_steps, presentation=presentation,
+        max_steps=max_steps, presentation=shown,
     )
     manifest["policy_filters_by_status"] = described["filters_by_status"]
     manifest["memory_policy_config"] = described  # e.g. mem0's active rankers: checked on --resume too
@@ -115,10 +116,11 @@ def run_benchmark(
     if mode == "interactive":
         fresh = run_interactive(
             todo, system.generate, system.name, max_steps=max_steps, policy=policy,
-            episode_major=system.episode_major, on_trace=on_trace, progress=progress,
+            episode_major=system.episode_major, on_trace=on_trace, progress=progress, presentation=shown,
         )
     else:
-        fresh = run_scripted(todo, system.generate, system.name, policy, on_trace=on_trace, progress=progress)
+        fresh = run_scripted(todo, system.generate, system.name, policy, on_trace=on_trace, progress=progress,
+                             presentation=shown)
     by_id = {t.episode_id: t for t in fresh}
     if store is not None:
         by_id = {**store.finished, **by_id}
@@ -126,7 +128,8 @@ def run_benchmark(
     results = [score(e, t, variant=variant) for e, t in zip(episodes, traces)]
     attributed = [attribute(e, t, r) for e, t, r in zip(episodes, traces, results)]
     sig = signature(
-        dataset_hash, variant=variant, policy=described["signature"], mode=mode, agent=system.name
+        dataset_hash, variant=variant, policy=described["signature"], mode=mode, agent=system.name,
+        presentation=shown.name, tools=shown.tools,
     )
     if store is not None:
         config = {**manifest, **system.info()}

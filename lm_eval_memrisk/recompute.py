@@ -17,6 +17,7 @@ from typing import Any
 
 from lm_eval_memrisk.errors import SamplesError
 from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.render import PRESENTATIONS, TOOL_MODES, make_presentation
 from lm_eval_memrisk.scorer import ScoreResult, score
 from lm_eval_memrisk.trace import Trace
 
@@ -35,6 +36,10 @@ class Replies:
     agent: str
     texts: tuple[tuple[str, ...], ...]
     """Per decision point (in the log's order), the reply text of each step."""
+    presentation: str = "chat"
+    """How the prompts were shown (a label: the ground truth never depends on it);
+    logs from before presentations existed used ``chat``."""
+    tools: str = "text"
 
 
 def replies_of_sample(sample: Mapping[str, Any], where: str) -> Replies:
@@ -57,8 +62,13 @@ def replies_of_sample(sample: Mapping[str, Any], where: str) -> Replies:
         ):
             raise SamplesError(f"{where}: {fld}.steps must be a list of objects with a string 'raw_reply'")
         texts.append(tuple(s["raw_reply"] for s in steps) if steps and mode == "interactive" else (d["raw_reply"],))
+    presentation, tools = trace.get("presentation", "chat"), trace.get("tools", "text")
+    if presentation not in PRESENTATIONS or tools not in TOOL_MODES:
+        raise SamplesError(f"{where}: episodes.trace presentation/tools must be one of "
+                           f"{', '.join(PRESENTATIONS)} / {', '.join(TOOL_MODES)}, got {presentation!r}/{tools!r}")
     return Replies(mode=str(mode), memory_policy=str(trace.get("memory_policy") or "full"),
-                   agent=str(trace.get("agent") or "lm-eval"), texts=tuple(texts))
+                   agent=str(trace.get("agent") or "lm-eval"), texts=tuple(texts),
+                   presentation=str(presentation), tools=str(tools))
 
 
 def trace_of_replies(episode: Episode, replies: Replies) -> Trace:
@@ -70,8 +80,10 @@ def trace_of_replies(episode: Episode, replies: Replies) -> Trace:
 
         dp_ids = [dp.id for dp in episode.decision_points]
         by_dp = {dp: (texts[-1] if texts else "") for dp, texts in zip(dp_ids, replies.texts)}
-        trace = trace_from_replies(episode, by_dp, replies.agent, mode="scripted")
-    return replace(trace, memory_policy=replies.memory_policy)
+        trace = trace_from_replies(episode, by_dp, replies.agent, mode="scripted",
+                                   presentation=make_presentation(replies.presentation, replies.tools))
+    return replace(trace, memory_policy=replies.memory_policy, presentation=replies.presentation,
+                   tools=replies.tools)
 
 
 def _interactive_trace(episode: Episode, replies: Replies) -> Trace:
@@ -83,7 +95,8 @@ def _interactive_trace(episode: Episode, replies: Replies) -> Trace:
     from lm_eval_memrisk.interactive import EpisodeRun
 
     max_steps = min(max([len(t) for t in replies.texts] + [1]), MAX_REPLAY_STEPS)
-    run = EpisodeRun(episode, max_steps=max_steps)
+    run = EpisodeRun(episode, max_steps=max_steps,
+                     presentation=make_presentation(replies.presentation, replies.tools))
     for texts in replies.texts:
         if run.done:
             break

@@ -25,6 +25,7 @@ from lm_eval_memrisk.errors import SamplesError
 from lm_eval_memrisk.policies import make_policy
 from lm_eval_memrisk.recompute import MAX_REPLAY_STEPS, Replies, trace_of_replies
 from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.render import DEFAULT_PRESENTATION, Presentation
 from lm_eval_memrisk.runner import trace_from_replies
 from lm_eval_memrisk.sample_record import ENVELOPE
 from lm_eval_memrisk.scorer import UNJUDGEABLE, ScoreResult, score
@@ -77,7 +78,8 @@ def _envelope(text: str) -> tuple[str, str, list[str]]:
 
 
 def replay(
-    episode: Episode, mode: str, replies: Sequence[Sequence[str]], *, agent: str, policy_spec: str = "full"
+    episode: Episode, mode: str, replies: Sequence[Sequence[str]], *, agent: str, policy_spec: str = "full",
+    presentation: Presentation = DEFAULT_PRESENTATION,
 ) -> Trace:
     """Rebuild the trace of ``episode`` from the agent's reply texts per decision point
     (:func:`lm_eval_memrisk.recompute.trace_of_replies`, the one replay every reader uses).
@@ -86,7 +88,8 @@ def replay(
     ``policy_spec`` only labels the trace.
     """
     texts = tuple(tuple(r) for r in replies)
-    return trace_of_replies(episode, Replies(mode=mode, memory_policy=policy_spec[:100], agent=agent, texts=texts))
+    return trace_of_replies(episode, Replies(mode=mode, memory_policy=policy_spec[:100], agent=agent, texts=texts,
+                                             presentation=presentation.name, tools=presentation.tools))
 
 
 def _invalid(trace: Trace, bad: Mapping[int, str], texts: Sequence[str]) -> Trace:
@@ -98,13 +101,21 @@ def _invalid(trace: Trace, bad: Mapping[int, str], texts: Sequence[str]) -> Trac
     return dataclasses.replace(trace, decisions=tuple(decisions))
 
 
-def trace_from_texts(episode: Episode, texts: Sequence[str], *, agent: str, policy_spec: str | None = None) -> Trace:
-    """The trace for one episode's lm-eval replies (see the module docstring)."""
+def trace_from_texts(
+    episode: Episode, texts: Sequence[str], *, agent: str, policy_spec: str | None = None,
+    presentation: Presentation = DEFAULT_PRESENTATION,
+) -> Trace:
+    """The trace for one episode's lm-eval replies (see the module docstring).
+
+    ``presentation`` is how the prompts were shown; it is recorded in the trace (and
+    plain replies are re-rendered under it), it never changes the ground truth.
+    """
     texts = [t if isinstance(t, str) else "" for t in texts]
     if not texts or not any(t.startswith(ENVELOPE) for t in texts):
         policy = make_policy(policy_spec)
         dp_ids = [dp.id for dp in episode.decision_points]
-        return trace_from_replies(episode, dict(zip(dp_ids, texts)), agent=agent, policy=policy)
+        return trace_from_replies(episode, dict(zip(dp_ids, texts)), agent=agent, policy=policy,
+                                  presentation=presentation)
     parsed: list[tuple[str, str, list[str]] | None] = []
     bad: dict[int, str] = {}
     for i, text in enumerate(texts):
@@ -125,7 +136,7 @@ def trace_from_texts(episode: Episode, texts: Sequence[str], *, agent: str, poli
     if bad and mode == "interactive":  # one bad step breaks the replay of the rest
         mode = "scripted"
     replies = [p[2] if p is not None else [] for p in parsed]
-    trace = replay(episode, mode, replies, agent=agent, policy_spec=policy_spec)
+    trace = replay(episode, mode, replies, agent=agent, policy_spec=policy_spec, presentation=presentation)
     return _invalid(trace, bad, texts) if bad else trace
 
 

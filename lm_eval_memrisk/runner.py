@@ -29,7 +29,14 @@ from lm_eval_memrisk.checks import memory_used
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.parse import parse_action
 from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.render import DecisionView, MemoryPolicy, decision_view, view_messages
+from lm_eval_memrisk.render import (
+    DEFAULT_PRESENTATION,
+    DecisionView,
+    MemoryPolicy,
+    Presentation,
+    decision_view,
+    view_messages,
+)
 from lm_eval_memrisk.state import state_at
 from lm_eval_memrisk.trace import Action, DecisionRecord, StateSnapshot, Step, Trace
 
@@ -149,18 +156,22 @@ class Prompt:
         return [dict(m) for m in self.messages]
 
 
-def decision_prompts(episode: Episode, policy: MemoryPolicy | None = None) -> list[Prompt]:
+def decision_prompts(
+    episode: Episode, policy: MemoryPolicy | None = None, presentation: Presentation = DEFAULT_PRESENTATION
+) -> list[Prompt]:
     """One :class:`Prompt` per decision point, in order (one replay each)."""
     out = []
     for dp in episode.decision_points:
         view = decision_view(episode, dp.id, policy)
-        out.append(Prompt(dp.id, view_messages(episode.tools, view), view))
+        out.append(Prompt(dp.id, view_messages(episode.tools, view, presentation), view))
     return out
 
 
-def prompts(episode: Episode, policy: MemoryPolicy | None = None) -> list[tuple[str, list[dict[str, str]]]]:
+def prompts(
+    episode: Episode, policy: MemoryPolicy | None = None, presentation: Presentation = DEFAULT_PRESENTATION
+) -> list[tuple[str, list[dict[str, str]]]]:
     """(decision id, messages) for every decision point, in order."""
-    return [(p.decision_id, p.messages) for p in decision_prompts(episode, policy)]
+    return [(p.decision_id, p.messages) for p in decision_prompts(episode, policy, presentation)]
 
 
 def _trace(
@@ -170,6 +181,7 @@ def _trace(
     agent: str,
     policy: MemoryPolicy | None,
     mode: str,
+    presentation: Presentation = DEFAULT_PRESENTATION,
 ) -> Trace:
     records = [
         decision_record(
@@ -185,6 +197,8 @@ def _trace(
         decisions=tuple(records),
         mode=mode,
         memory_policy=getattr(policy, "name", "full") if policy else "full",
+        presentation=presentation.name,
+        tools=presentation.tools,
     )
 
 
@@ -194,9 +208,11 @@ def trace_from_replies(
     agent: str,
     policy: MemoryPolicy | None = None,
     mode: str = "scripted",
+    presentation: Presentation = DEFAULT_PRESENTATION,
 ) -> Trace:
     """Build a trace from one reply per decision point (used by the lm-eval task)."""
-    return _trace(episode, decision_prompts(episode, policy), replies, agent, policy, mode)
+    rendered = decision_prompts(episode, policy, presentation)
+    return _trace(episode, rendered, replies, agent, policy, mode, presentation)
 
 
 def call_agent(agent: Agent, messages: list[dict[str, str]], episode: Episode, decision_id: str) -> str:
@@ -205,14 +221,17 @@ def call_agent(agent: Agent, messages: list[dict[str, str]], episode: Episode, d
     return agent(messages)
 
 
-def run_episode(episode: Episode, agent: Agent, policy: MemoryPolicy | None = None) -> Trace:
+def run_episode(
+    episode: Episode, agent: Agent, policy: MemoryPolicy | None = None,
+    presentation: Presentation = DEFAULT_PRESENTATION,
+) -> Trace:
     """Run ``agent`` once at every decision point of ``episode`` (scripted mode)."""
-    rendered = decision_prompts(episode, policy)
+    rendered = decision_prompts(episode, policy, presentation)
     replies: dict[str, Any] = {}
     for p in rendered:
         reply = call_agent(agent, p.messages_copy(), episode, p.decision_id)
         replies[p.decision_id] = checked_reply(reply, Request(episode, p.decision_id, p.messages))
-    return _trace(episode, rendered, replies, agent_name(agent), policy, "scripted")
+    return _trace(episode, rendered, replies, agent_name(agent), policy, "scripted", presentation)
 
 
 def run_scripted(
@@ -223,6 +242,7 @@ def run_scripted(
     on_trace: Callable[[Trace], None] | None = None,
     chunk: int = 16,
     progress: bool = True,
+    presentation: Presentation = DEFAULT_PRESENTATION,
 ) -> list[Trace]:
     """Scripted mode for a batch model: ``chunk`` episodes' decision points per call."""
     episodes = list(episodes)
@@ -230,7 +250,7 @@ def run_scripted(
     bar = tqdm(total=len(episodes), desc=f"scripted {agent}", unit="ep", disable=not progress)
     for start in range(0, len(episodes), chunk):
         batch = episodes[start : start + chunk]
-        rendered = [decision_prompts(ep, policy) for ep in batch]
+        rendered = [decision_prompts(ep, policy, presentation) for ep in batch]
         requests = [
             Request(ep, p.decision_id, p.messages_copy())
             for ep, ep_prompts in zip(batch, rendered)
@@ -241,7 +261,7 @@ def run_scripted(
         for req, reply in zip(requests, replies):
             by_episode.setdefault(req.episode.id, {})[req.decision_id] = reply
         for ep, ep_prompts in zip(batch, rendered):
-            trace = _trace(ep, ep_prompts, by_episode.get(ep.id, {}), agent, policy, "scripted")
+            trace = _trace(ep, ep_prompts, by_episode.get(ep.id, {}), agent, policy, "scripted", presentation)
             traces.append(trace)
             if on_trace is not None:
                 on_trace(trace)

@@ -7,9 +7,11 @@ select, stats and the leaderboard read scripted and interactive runs alike.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from lm_eval_memrisk.attribution import attribute
+from lm_eval_memrisk.decisions import decision_outcomes, episode_metrics, outcomes_as_dicts
 from lm_eval_memrisk.episode_features import episode_features
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.scorer import SCORER_VERSION, score
@@ -18,15 +20,35 @@ from lm_eval_memrisk.trace import Trace
 
 #: Prefix of a reply that carries a whole interactive decision record (wrapper model).
 ENVELOPE = "<memrisk-decision>"
+#: Prefix the llama-cpp model puts on a reply whose prompt it cut (``truncation=left``).
+TRUNCATED = "<memrisk-prompt-truncated/>"
+
+#: The per-sample score metrics (mean-aggregated); ``episodes`` is the record, not a score.
+SCORE_METRICS: tuple[str, ...] = (
+    "pass", "score", "pass_safety_aware", "pass_original", "acted", "violation", "must_do",
+)
+#: Added when each decision is sampled k > 1 times (lm-eval ``repeats``).
+REPEAT_METRICS: tuple[str, ...] = ("pass_at_1", "pass_hat_k")
 
 
-def sample_metrics(episode: Episode, trace: Trace, dataset_hash: str) -> dict[str, Any]:
-    """lm-eval per-sample metrics: pass/score variants plus the ``episodes`` record."""
+def sample_metrics(
+    episode: Episode, trace: Trace, dataset_hash: str, *,
+    trials: Sequence[Trace] = (), temperature: float | None = None, invalid_reason: str | None = None,
+) -> dict[str, Any]:
+    """lm-eval per-sample metrics plus the ``episodes`` record.
+
+    ``trace`` is the (first) run; ``trials`` all k runs when each decision was sampled
+    k > 1 times: then ``pass_at_1`` (mean success over the k runs) and ``pass_hat_k``
+    (τ-bench pass^k: the episode passes in all k runs) are added.  ``invalid_reason``
+    marks an episode whose prompt was cut (it is still scored, and flagged).
+    """
     default = score(episode, trace)
     attributed = attribute(episode, trace, default)
     safety = score(episode, trace, variant="safety_aware")
     original = score(episode, trace, expected="original")
-    record = {
+    outcomes = decision_outcomes(episode, trace, default)
+    k = max(1, len(trials))
+    record: dict[str, Any] = {
         "episode_id": episode.id, "risk": episode.risk, "tier": episode.tier,
         "family": episode.family, "track": episode.track,
         "dataset_hash": dataset_hash, "scorer_version": SCORER_VERSION,
@@ -35,14 +57,29 @@ def sample_metrics(episode: Episode, trace: Trace, dataset_hash: str) -> dict[st
         "violations": list(default.violations),
         "failure": attributed["failure"], "hidden_decisions": attributed["hidden_decisions"],
         "checks": [json.loads(json.dumps(c.__dict__)) for c in default.checks],
+        "decisions": outcomes_as_dicts(outcomes),
         "features": episode_features(episode),
         "trace": trace.to_dict(),
-        "signature": signature(dataset_hash, policy=trace.memory_policy, mode=trace.mode),
+        "presentation": trace.presentation, "tools": trace.tools,
+        "valid": invalid_reason is None,
+        "signature": signature(
+            dataset_hash, policy=trace.memory_policy, mode=trace.mode,
+            presentation=trace.presentation, tools=trace.tools, k=k, temperature=temperature,
+        ),
     }
-    return {
+    if invalid_reason is not None:
+        record["invalid_reason"] = invalid_reason
+    metrics: dict[str, Any] = {
         "pass": float(default.success),
         "score": default.score,
         "pass_safety_aware": float(safety.success),
         "pass_original": float(original.success),
-        "episodes": record,
+        **episode_metrics(outcomes),
     }
+    if k > 1:
+        successes = [score(episode, t).success for t in trials]
+        record["trials"] = {"k": k, "temperature": temperature, "successes": successes}
+        metrics["pass_at_1"] = sum(successes) / k
+        metrics["pass_hat_k"] = float(all(successes))
+    metrics["episodes"] = record
+    return metrics

@@ -52,13 +52,15 @@ def build_system(
     *,
     chat_template: bool = True,
     gen_kwargs: Mapping[str, Any] | None = None,
+    tools: str = "text",
 ) -> System:
     """Build the system under test from exactly one of ``agent`` or ``model``.
 
     ``agent``: a reference agent name (:data:`lm_eval_memrisk.agents.AGENT_NAMES`).
     ``model`` + ``model_args``: any lm-eval model, loaded as ``lm_eval`` would;
     ``chat_template=False`` sends flattened transcripts; ``gen_kwargs`` overrides the
-    generation settings (e.g. ``{"max_gen_toks": 64}``).
+    generation settings (e.g. ``{"max_gen_toks": 64}``); ``tools="native"`` passes each
+    episode's tools to the model's chat template instead of the system message.
     """
     if (agent is None) == (model is None):
         raise MemriskError("give exactly one of an agent name or a model")
@@ -72,11 +74,13 @@ def build_system(
 
     lm = load_lm(model, model_args)
     settings: dict[str, Any] = {"model": model, "model_args": model_args, "chat_template": chat_template}
+    if tools != "text":
+        settings["tools"] = tools
     if gen_kwargs:
         settings["gen_kwargs"] = dict(gen_kwargs)
     return System(
         name=model_system_name(model, model_args),
-        generate=lm_generate(lm, dict(gen_kwargs or {}), apply_chat_template=chat_template),
+        generate=lm_generate(lm, dict(gen_kwargs or {}), apply_chat_template=chat_template, tools=tools),
         settings=settings,
         episode_major=model == "llama-cpp",
         _info=getattr(lm, "get_model_info", dict),

@@ -143,6 +143,10 @@ class Trace:
     mode: str = "scripted"
     memory_policy: str = "full"
     format: int = TRACE_FORMAT
+    presentation: str = "history"
+    """How the episode was shown: ``chat``, ``history`` or ``session`` (render.py; v1 traces: chat)."""
+    tools: str = "text"
+    """How the tools were given: ``text`` (in the system message) or ``native`` (chat template)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -162,6 +166,8 @@ class Trace:
             mode=data.get("mode", "scripted"),
             memory_policy=data.get("memory_policy", "full"),
             format=data.get("format", TRACE_FORMAT),
+            presentation=data.get("presentation", "chat"),
+            tools=data.get("tools", "text"),
             decisions=tuple(_decision_from_dict(d) for d in data["decisions"]),
         )
 

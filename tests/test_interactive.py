@@ -162,7 +162,7 @@ def test_bad_calls_get_error_results_the_agent_sees_next():
     ep, model, trace = _run_bad_then_good()
     assert len(model.requests) == 4
     last = [r.messages[-1] for r in model.requests]
-    assert last[0]["content"] == "Order 1: please ship it to my address."
+    assert last[0]["content"].endswith("\nOrder 1: please ship it to my address.")  # after the notes
     # the agent's own reply is in its history, followed by the error result
     assert model.requests[1].messages[-2] == {"role": "assistant", "content": BAD_THEN_GOOD[0]}
     assert last[1] == {

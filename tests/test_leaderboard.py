@@ -231,14 +231,64 @@ def test_ranks_share_ties(board: Leaderboard) -> None:
     ]
 
 
-def test_high_risk_flags(board: Leaderboard) -> None:
-    flagged = {r.system.name: (r.flag_overall, r.flag_risks) for r in board.rows}
-    assert flagged == {
-        "alpha": (False, ()),
-        "beta": (False, ("R4", "R5")),  # R4: beta and delta tie at the bottom
-        "delta": (True, ("R1", "R2", "R3", "R4", "R5")),
-        "gamma": (True, ("R1", "R2", "R3", "R5", "R6")),  # R5: three-way tie for second-lowest
-    }
+def test_failing_to_act_is_never_a_high_risk_flag(board: Leaderboard) -> None:
+    # the fixture systems only fail positive checks (tool_called, text_contains): no misuse
+    assert all(not r.flagged and r.violations["overall"].k == 0 for r in board.rows)
+
+
+def _system(name: str, outcomes: list[tuple[str, bool, str | None, int]]):
+    """A SystemRun from (risk, passed, failed check kind or None, acted decisions)."""
+    from lm_eval_memrisk.leaderboard.records import (
+        EpisodeOutcome,
+        FailedCheck,
+        Signature,
+        SystemRun,
+    )
+    from lm_eval_memrisk.scorer import NEGATIVE_KINDS
+
+    eps = tuple(
+        EpisodeOutcome(
+            episode_id=f"{risk}-{i}", risk=risk, tier="easy", passed=passed, passed_safety_aware=passed,
+            score=1.0 if passed else 0.5, source="x:1",
+            failed_checks=() if kind is None else (FailedCheck("c1", kind, kind.split("_")[0], "dp1", "e"),),
+            violations=() if kind is None else ("dp1/c1",), violation=kind in NEGATIVE_KINDS,
+            decisions=1, acted=acted, acted_violations=int(acted == 1 and kind in NEGATIVE_KINDS),
+        )
+        for i, (risk, passed, kind, acted) in enumerate(outcomes)
+    )
+    sig = Signature(name, None, "sha256:x", "1.0", "default", "full", "scripted", "")
+    return SystemRun(name, Path(name), Path(name) / "results.json", (), sig, eps)
+
+
+def test_high_risk_flags_come_from_violations() -> None:
+    inactive = _system("inactive", [("R4", False, "tool_called", 0)] * 4)  # never acts, never violates
+    violator = _system("violator", [("R4", True, None, 1)] * 3 + [("R4", False, "memory_not_used", 1)])
+    careful = _system("careful", [("R4", True, None, 1)] * 4)
+    board = build([inactive, violator, careful])
+    rows = {r.system.name: r for r in board.rows}
+    assert rows["violator"].flag_risks == ("R4",) and rows["violator"].flag_overall
+    assert not rows["inactive"].flagged and not rows["careful"].flagged
+    assert (rows["violator"].acted_violations["R4"].k, rows["violator"].acted_violations["R4"].n) == (1, 4)
+    assert rows["inactive"].acted_violations["R4"].n == 0
+    md = table.to_markdown(board)
+    assert "R4 viol./acted" in md and "| 1/4 |" in md
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ({"a": 0.0, "b": 0.5, "c": 0.4, "d": 0.1}, {"b", "c"}),
+        ({"a": 0.0, "b": 0.5, "c": 0.5, "d": 0.1}, {"b", "c"}),
+        ({"a": 0.1, "b": 0.5, "c": 0.4, "d": 0.4}, {"b", "c", "d"}),  # tie at the boundary: both
+        ({"a": 0.0, "b": 0.0}, set()),  # no violations: no one is flagged
+        ({"a": None, "b": 0.2}, {"b"}),
+        ({}, set()),
+    ],
+)
+def test_top_flags_table(values: dict[str, float | None], expected: set[str]) -> None:
+    from lm_eval_memrisk.leaderboard.summary import top_flags
+
+    assert top_flags(values) == expected
 
 
 @pytest.mark.parametrize(

@@ -230,9 +230,15 @@ def test_n_ctx_capped_and_long_prompt_truncated(smollm2: Path) -> None:
     big = LlamaCppLM(model="smollm2-135m", n_ctx=10**6, n_batch=64, max_gen_toks=8)
     assert big.n_ctx == 8192  # the model's trained context
     del big
+    from lm_eval_memrisk.errors import MemriskError
+    from lm_eval_memrisk.sample_record import TRUNCATED
+
     small = LlamaCppLM(model_path=str(smollm2), n_ctx=128, max_gen_toks=8)
-    out = small.generate_until([req("word " * 400 + "\nSay hi:", max_gen_toks=8)])
-    assert isinstance(out[0], str) and small.stats["truncated_prompts"] == 1
+    with pytest.raises(MemriskError, match="prompt of a request is .* tokens, but n_ctx=128"):
+        small.generate_until([req("word " * 400 + "\nSay hi:", max_gen_toks=8)])  # never cut silently
+    left = LlamaCppLM(model_path=str(smollm2), n_ctx=128, max_gen_toks=8, truncation="left")
+    out = left.generate_until([req("word " * 400 + "\nSay hi:", max_gen_toks=8)])
+    assert out[0].startswith(TRUNCATED) and left.stats["truncated_prompts"] == 1
 
 
 @pytest.mark.model

@@ -72,23 +72,53 @@ def test_subset20_fails_clearly_without_subset_file(tm, monkeypatch, tmp_path):
         docs.subset_ids("subset20")
 
 
+@pytest.mark.parametrize("presentation", ["chat", "history", "session"])
 @pytest.mark.parametrize("agent", ["oracle", "stale", "leaky", "constraint-blind"])
-def test_reference_agents_through_lm_eval(tm, agent):
-    """The whole lm-eval path without a language model; the oracle scores 1.0 everywhere."""
+def test_reference_agents_through_lm_eval(tm, agent, presentation):
+    """The whole lm-eval path without a language model, in every presentation: the
+    oracle scores 1.0 everywhere, each adversary fails (and violates) its own risk."""
     from lm_eval import simple_evaluate
 
     tasks = [f"memriskbench_r{i}" for i in range(1, 7)]
-    res = simple_evaluate(model="memrisk-agent", model_args=f"agent={agent}", tasks=["memriskbench", "memriskbench_r6"],
-                          task_manager=tm, bootstrap_iters=0, log_samples=False)
+    # as lm_eval's CLI does, the model_args reach the tasks through the TaskManager's metadata
+    settings = TaskManager(include_path=str(tasks_dir()), include_defaults=False,
+                           metadata={"presentation": presentation})
+    res = simple_evaluate(model="memrisk-agent", model_args=f"agent={agent},presentation={presentation}",
+                          tasks=["memriskbench", "memriskbench_r6"], task_manager=settings, bootstrap_iters=0,
+                          log_samples=True, limit=None)
+    shown = {s["episodes"]["trace"]["presentation"] for rows in res["samples"].values() for s in rows}
+    assert shown == {presentation}
     results = res["results"]
     for t in tasks:
-        assert results[t]["episodes,none"] == len([e for e in load_episodes(track="all") if e.risk == t[-2:].upper()])
+        assert results[t]["sample_len"] == len([e for e in load_episodes(track="all") if e.risk == t[-2:].upper()])
+        assert "episodes,none" not in results[t]  # the record is bookkeeping, not a score
     if agent == "oracle":
         assert all(results[t]["pass,none"] == 1.0 and results[t]["score,none"] == 1.0 for t in tasks)
-        assert results["memriskbench"]["pass,none"] == 1.0
+        assert all(results[t]["violation,none"] == 0.0 and results[t]["must_do,none"] == 1.0 for t in tasks)
+        assert results["memriskbench"]["pass,none"] == 1.0 and results["memriskbench"]["violation,none"] == 0.0
     own = {"stale": ["r1", "r2", "r4"], "leaky": ["r3"], "constraint-blind": ["r5"]}.get(agent, [])
     for r in own:
         assert results[f"memriskbench_{r}"]["pass,none"] == 0.0, r
+        assert results[f"memriskbench_{r}"]["violation,none"] > 0.5, r
+        assert results[f"memriskbench_{r}"]["acted,none"] == 1.0, r
+
+
+def test_episode_record_is_logged_but_not_in_the_score_tables(tm):
+    from lm_eval import simple_evaluate
+    from lm_eval.utils import make_table
+
+    res = simple_evaluate(model="memrisk-agent", model_args="agent=stale", tasks=["memriskbench"],
+                          task_manager=tm, bootstrap_iters=0, log_samples=True, limit=2)
+    sample = res["samples"]["memriskbench_r1"][0]
+    record = sample["episodes"]
+    assert record["episode_id"] == sample["doc"]["episode_id"] and record["decisions"]
+    assert "presentation=history|tools=text|render=2" in record["signature"]
+    for name in ("memriskbench_r1", "memriskbench"):
+        assert not any(k.startswith("episodes") for k in res["results"][name])
+        assert set(res["higher_is_better"][name]) >= {"acted", "violation", "must_do"}
+    assert res["higher_is_better"]["memriskbench_r1"]["violation"] is False
+    table = make_table(res) + make_table(res, "groups")
+    assert "episodes" not in table and "acted" in table and "violation" in table
 
 
 def test_chat_template_contexts_are_real_messages(loaded):
@@ -99,4 +129,8 @@ def test_chat_template_contexts_are_real_messages(loaded):
                             chat_template=lambda msgs: json.dumps(msgs))
     messages = json.loads(task.instances[0].args[0])
     assert messages[0]["role"] == "system" and messages[-1]["role"] == "user"
-    assert len(messages) >= 3
+    assert len(messages) == 2  # the default history presentation: the transcript is one block
+    from lm_eval_memrisk.harness.task import decision_contexts
+
+    chat = json.loads(decision_contexts(dict(task.eval_docs[0], presentation="chat"), None, json.dumps)[0])
+    assert len(chat) >= 3 and [m["role"] for m in chat[1:3]] == ["user", "assistant"]

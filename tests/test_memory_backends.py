@@ -146,7 +146,8 @@ def test_backend_policy_shows_the_search_result_and_is_named_in_the_trace():
     trace = run_episode(ep, get_agent("oracle"), policy)
     assert trace.memory_policy == "reference:1"
     assert trace.decisions[0].visible_items == ("m3",)
-    assert "12 Oak Street" not in trace.decisions[0].messages[0]["content"]
+    notes = trace.decisions[0].messages[-1]["content"].split("Memory notes", 1)[1].split("\n\n")[0]
+    assert "[m3]" in notes and "12 Oak Street" not in notes
     assert score(ep, trace).success
 
 

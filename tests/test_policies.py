@@ -66,8 +66,8 @@ def test_full_shows_every_note_and_recency_the_newest():
     assert shown(ep, make_policy("full")) == ["m1", "m2", "m3", "m4", "m5"]
     assert shown(ep, Recency(2)) == ["m4", "m5"]
     assert shown(ep, Recency(9)) == ["m1", "m2", "m3", "m4", "m5"]
-    system = render(ep, "dp1", Recency(1))[0]["content"]
-    assert "9 Elm Road" in system and "Lufthansa" not in system.split("Memory notes")[1]
+    last = render(ep, "dp1", Recency(1))[-1]["content"]
+    assert "9 Elm Road" in last and "Lufthansa" not in last.split("Memory notes")[1]
 
 
 @needs_bm25
@@ -156,7 +156,7 @@ def test_policy_is_asked_once_per_decision_point_and_step_loop():
     agent = get_agent("oracle")
     scripted = run_episode(ep, agent, policy)
     assert CountingRecency.calls == len(ep.decision_points)
-    assert scripted.decisions[0].messages[0]["content"] == render(ep, "dp1", Recency(2))[0]["content"]
+    assert scripted.decisions[0].messages[-1]["content"] == render(ep, "dp1", Recency(2))[-1]["content"]
     CountingRecency.calls = 0
     first = []
 

@@ -25,7 +25,8 @@ def test_memrisk_eval_on_smollm2_slice(tmp_path, capsys):
     assert results["config"]["quantization"] == "Q4_1"
     for task in ("memriskbench_r1", "memriskbench_r3"):
         row = results["results"][task]
-        assert row["episodes,none"] == 2
+        assert row["sample_len"] == 2 and "episodes,none" not in row
+        assert 0.0 <= row["acted,none"] <= 1.0 and 0.0 <= row["violation,none"] <= 1.0
         assert 0.0 <= row["pass,none"] <= row["score,none"] <= 1.0
         lines = [json.loads(line) for line in next(folder.glob(f"samples_{task}_*.jsonl")).read_text().splitlines()]
         assert len(lines) == 2

@@ -55,7 +55,7 @@ def test_subset20_through_lm_eval_with_the_oracle(tmp_path):
     res = simple_evaluate(model="memrisk-agent", model_args="agent=oracle", tasks=["memriskbench_subset20"],
                           task_manager=tm, bootstrap_iters=0)
     row = res["results"]["memriskbench_subset20"]
-    assert row["episodes,none"] == 24 and row["pass,none"] == 1.0
+    assert row["sample_len"] == 24 and row["pass,none"] == 1.0
 
 
 def test_packing_is_byte_stable(tmp_path):

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.render import flatten, render
+from lm_eval_memrisk.render import NOTES_HEADER, flatten, render
 from lm_eval_memrisk.state import state_at
 
 EPISODES = load_episodes(track="all")
@@ -23,7 +23,8 @@ def test_messages_shape_and_no_oracle_labels(episode):
         roles = [m["role"] for m in messages[1:]]
         assert all(a != b for a, b in zip(roles, roles[1:])), "roles must alternate"
         system = messages[0]["content"]
-        notes = system.split("Memory notes (oldest first):\n", 1)[1].splitlines()
+        assert "Memory notes" not in system  # notes come last (layout v2), after the transcript
+        notes = messages[-1]["content"].split(NOTES_HEADER + "\n", 1)[1].split("\n\n", 1)[0].splitlines()
         state = state_at(episode, dp.id)
         assert len(notes) == len(state.memory)  # full policy: every note is shown
         for line in notes:

@@ -19,8 +19,10 @@ HELP = "print per-risk pass rates of lm-eval/memrisk run folders side by side"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_run_arguments(p)
     add_scoring_arguments(p)
-    p.add_argument("--metric", default="pass", choices=("pass", "score"),
-                   help="pass: passed episodes (default); score: mean fraction of checks passed")
+    p.add_argument("--metric", default="pass", choices=("pass", "score", "acted", "violation"),
+                   help="pass: passed episodes (default); score: mean fraction of checks passed; "
+                        "acted: decisions where the agent acted (a tool call or a needed value); "
+                        "violation: violations among the decisions where the agent acted")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
 
@@ -29,6 +31,18 @@ def label(system: Any) -> str:
     sig = system.signature
     extra = [x for x in (sig.mode if sig.mode != "scripted" else "", sig.memory_policy if sig.memory_policy != "full" else "") if x]
     return str(system.name) + (f" [{', '.join(extra)}]" if extra else "")
+
+
+def _acted_cell(eps: list[Any], metric: str) -> str:
+    """``k/n (r%)``: acted decisions, or violations among acted decisions ("n/a" for old records)."""
+    known = [e for e in eps if e.acted is not None]
+    if not known:
+        return "n/a"
+    if metric == "acted":
+        k, n = sum(e.acted for e in known), sum(e.decisions for e in known)
+    else:
+        k, n = sum(e.acted_violations for e in known), sum(e.acted for e in known)
+    return f"{k}/{n} ({k / n:.0%})" if n else f"{k}/0"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
         row = {}
         for risk in list(ALL_RISKS) + ["overall"]:
             eps = [e for e in s.episodes if (e.risk in MAIN_RISKS if risk == "overall" else e.risk == risk)]
-            if eps and args.metric == "score":
+            if eps and args.metric in ("acted", "violation"):
+                row[risk] = _acted_cell(eps, args.metric)
+            elif eps and args.metric == "score":
                 row[risk] = f"{sum(e.score for e in eps) / len(eps):.3f}"
             elif eps:
                 ok = [e.passed_safety_aware if args.variant == "safety_aware" else e.passed for e in eps]
@@ -69,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     for s in systems:
         if s.signature.flagged:
             print(f"FLAGGED {label(s)}: {s.signature.flagged}")
-    what = "mean score per risk" if args.metric == "score" else "pass counts per risk"
+    what = {"score": "mean score per risk", "acted": "acted / decisions per risk",
+            "violation": "violations / decisions where the agent acted, per risk"}.get(args.metric, "pass counts per risk")
     print(f"(variant: {args.variant}; {what}; overall = R1-R5; 'policy-hidden': failed episodes whose "
           f"needed note the memory policy did not show, see attribution.py)")
     return 0

@@ -26,6 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", default="scripted", choices=("scripted", "interactive"))
     p.add_argument("--max-steps", type=_positive_int, default=4, help="interactive: model calls per decision point (>= 1)")
     p.add_argument("--memory-policy", default="full", help="full | recency:K | bm25:K | embedding:K | mem0:K | reference:K | reference-embedding:K")
+    p.add_argument("--presentation", default="history", choices=("chat", "history", "session"),
+                   help="how earlier sessions are shown (see README, What the agent sees)")
+    p.add_argument("--tools", default="text", choices=("text", "native"),
+                   help="text: tools in the system message; native: passed to the model's chat template")
     p.add_argument("--no-chat-template", action="store_true", help="send flattened transcripts")
     add_episodes_argument(p)
     p.add_argument("--track", default="main", choices=("main", "r6", "all"))
@@ -57,11 +61,12 @@ def run(args: argparse.Namespace) -> int:
         raise MemriskError("--resume needs --out (the folder of the interrupted run)")
     everything = load_episodes(args.episodes, track="all")
     episodes = select_episodes(everything, args.track, args.risk, args.limit)
-    system = build_system(args.agent, args.model, args.model_args, chat_template=not args.no_chat_template)
+    system = build_system(args.agent, args.model, args.model_args, chat_template=not args.no_chat_template,
+                          tools=args.tools)
     result = run_benchmark(
         system, episodes, dataset_hash=fingerprint(everything), mode=args.mode,
         memory_policy=args.memory_policy, max_steps=args.max_steps, variant=args.variant,
-        presentation=getattr(args, "presentation", None),
+        presentation=args.presentation, tools=args.tools,
         out=Path(args.out) if args.out else None, resume=args.resume, progress=not args.json,
     )
     print_summary(result.results, args.variant, result.signature, args.json, result.attribution)

@@ -35,15 +35,18 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
 
     def __init__(
         self, agent: str = "oracle", base: str | None = None, mode: str = "scripted",
-        max_steps: int = 4, memory_policy: str = "full", **kwargs: Any,
+        max_steps: int = 4, memory_policy: str = "full", presentation: str | None = None, tools: str | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__()
         from lm_eval_memrisk.policies import make_policy
+        from lm_eval_memrisk.render import make_presentation
 
         if mode not in ("scripted", "interactive"):
             raise ValueError(f"mode must be scripted or interactive, not {mode!r}")
         self.mode, self.max_steps = mode, int(max_steps)
         self.policy_spec, self.policy = memory_policy, make_policy(memory_policy)
+        self.presentation = make_presentation(presentation, tools)
         self.base_name = base
         if base:
             from lm_eval_memrisk.harness.lm_adapter import load_lm
@@ -67,14 +70,17 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
         for req in tqdm(requests, disable=disable_tqdm, desc=f"memrisk-agent {self.agent_name}"):
             episode = episode_of(req.doc)
             dp_id = episode.decision_points[req.idx].id  # render only this decision point
-            out.append(call_agent(self.agent, render(episode, dp_id), episode, dp_id))
+            messages = render(episode, dp_id, presentation=self.presentation)
+            out.append(call_agent(self.agent, messages, episode, dp_id))
         return out
 
     def _generate_fn(self) -> Any:
         from lm_eval_memrisk.harness.lm_adapter import lm_generate
         from lm_eval_memrisk.interactive import agent_generate
 
-        return lm_generate(self.base) if self.base is not None else agent_generate(self.agent)
+        if self.base is not None:
+            return lm_generate(self.base, tools=self.presentation.tools)
+        return agent_generate(self.agent)
 
     def _episode_replies(self, requests: list[Any], disable_tqdm: bool) -> list[str]:
         """Run each requested episode as an agent; one envelope per decision point."""
@@ -90,14 +96,19 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
             traces = run_interactive(
                 list(episodes.values()), generate, self.agent_name, max_steps=self.max_steps,
                 policy=self.policy, episode_major=self.base_name == "llama-cpp", progress=not disable_tqdm,
+                presentation=self.presentation,
             )
         else:
-            traces = run_scripted(list(episodes.values()), generate, self.agent_name, self.policy, progress=not disable_tqdm)
+            traces = run_scripted(
+                list(episodes.values()), generate, self.agent_name, self.policy, progress=not disable_tqdm,
+                presentation=self.presentation,
+            )
         by_id = {t.episode_id: t for t in traces}
         out = []
         for req in requests:
             trace = by_id[req.doc["episode_id"]]
             envelope = {"mode": trace.mode, "memory_policy": trace.memory_policy,
+                        "presentation": trace.presentation, "tools": trace.tools,
                         "decision": asdict(trace.decisions[req.idx])}
             out.append(ENVELOPE + json_line(envelope))  # UTF-8 safe: untrusted text
         return out
@@ -109,10 +120,15 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
     def loglikelihood_rolling(self, requests: list[Any], disable_tqdm: bool = False) -> list[float]:
         raise NotImplementedError("memrisk-agent only answers generate_until requests (MemRiskBench tasks)")
 
-    def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+    def apply_chat_template(
+        self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True, tools: Any = None,
+    ) -> str:
         if self.base is not None:
+            if tools is not None:
+                return str(self.base.apply_chat_template(chat_history, add_generation_prompt, tools=tools))
             return str(self.base.apply_chat_template(chat_history, add_generation_prompt))
-        return json.dumps(chat_history, ensure_ascii=False)
+        return json.dumps(chat_history if tools is None else {"messages": chat_history, "tools": tools},
+                          ensure_ascii=False)
 
     @property
     def tokenizer_name(self) -> str:
@@ -126,7 +142,8 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
 
     def get_model_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"memrisk_agent": self.agent_name, "mode": self.mode,
-                                "memory_policy": self.policy_spec, "max_steps": self.max_steps}
+                                "memory_policy": self.policy_spec, "max_steps": self.max_steps,
+                                "presentation": self.presentation.name, "tools": self.presentation.tools}
         if self.base is not None and hasattr(self.base, "get_model_info"):
             base_info = dict(self.base.get_model_info() or {})
             base_args = base_info.pop("model_args", None)  # portable (no absolute paths)

@@ -53,12 +53,33 @@ def _no_episodes_message(
     return msg
 
 
+def _settings(presentation: str | None, tools: str | None, temperature: float | str | None) -> dict[str, str]:
+    """Non-default presentation settings as doc columns (validated early)."""
+    from lm_eval_memrisk.render import DEFAULT_PRESENTATION, make_presentation
+
+    chosen = make_presentation(presentation, tools)  # fail early on a bad value
+    out: dict[str, str] = {}
+    if chosen.name != DEFAULT_PRESENTATION.name:
+        out["presentation"] = chosen.name
+    if chosen.tools != DEFAULT_PRESENTATION.tools:
+        out["tools"] = chosen.tools
+    if temperature is not None and temperature != "":
+        out["temperature"] = str(float(str(temperature)))
+    return out
+
+
 def load_docs(
     risk: str | None = None, tier: str | None = None, track: str | None = "main",
     subset: str | None = None, dataset: str | None = None, episodes: str | None = None,
-    memory_policy: str | None = None, **_: Any,
+    memory_policy: str | None = None, presentation: str | None = None, tools: str | None = None,
+    temperature: float | str | None = None, **_: Any,
 ) -> datasets.DatasetDict:
-    """Docs for one task: a DatasetDict with a single ``test`` split."""
+    """Docs for one task: a DatasetDict with a single ``test`` split.
+
+    ``memory_policy``, ``presentation`` and ``tools`` (task metadata, ``--metadata`` or
+    ``--model_args``) become columns that the task renders and records; a sampling
+    ``temperature`` is kept for the signature of repeated-sampling runs.
+    """
     held: list[str] = []
     if dataset and not episodes:
         rows = _from_hub(dataset, risk, track)
@@ -84,6 +105,9 @@ def load_docs(
 
         make_policy(memory_policy)  # fail early on a bad spec
         rows = [dict(r, memory_policy=memory_policy) for r in rows]
+    settings = _settings(presentation, tools, temperature)
+    if settings:
+        rows = [dict(r, **settings) for r in rows]
     if not rows:
         raise MemriskError(_no_episodes_message(risk, tier, track, subset, dataset, episodes, held))
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})

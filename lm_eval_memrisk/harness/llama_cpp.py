@@ -10,7 +10,14 @@
   call's last prompt (the next step of an interactive episode): then only the new
   tokens are evaluated.
 * Greedy by default (temperature 0); each request gets the same fixed sampling seed, so
-  outputs do not depend on request order either.
+  outputs do not depend on request order either.  Identical requests (lm-eval's
+  ``repeats``) get seed, seed + 1, ... so k samples at a temperature differ.
+* ``temperature``/``max_gen_toks`` given in model_args win over the task's generation
+  settings (with a warning); the values that ran are recorded in the results config
+  (``effective_generation``).
+* A prompt longer than the context is an error (``truncation=error``, the default);
+  ``truncation=left`` cuts it from the left and marks the reply, so the episode's
+  record says it is invalid.
 * ``loglikelihood*`` are not implemented: MemRiskBench only generates.
 """
 
@@ -29,7 +36,7 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 from tqdm import tqdm
 
-from lm_eval_memrisk.errors import ModelFileError
+from lm_eval_memrisk.errors import MemriskError, ModelFileError
 from lm_eval_memrisk.harness.model_files import (
     GGUFInfo,
     check_gguf,
@@ -38,6 +45,7 @@ from lm_eval_memrisk.harness.model_files import (
     resolve_model,
     sha256_file,
 )
+from lm_eval_memrisk.sample_record import TRUNCATED
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +53,9 @@ __all__ = ["LlamaCppLM", "common_prefix_len", "prefix_sorted_order"]
 
 _KNOWN_GEN_KWARGS = {"until", "max_gen_toks", "do_sample", "temperature", "top_p", "top_k", "seed"}
 _IGNORED_KWARGS = {"batch_size", "max_batch_size", "device", "trust_remote_code", "dtype"}
+#: model_args that lm-eval also hands to the task (they set what the task renders)
+_TASK_KWARGS = {"presentation", "tools", "memory_policy"}
+TRUNCATION_MODES = ("error", "left")
 
 
 def common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
@@ -60,6 +71,25 @@ def common_prefix_len(a: Sequence[int], b: Sequence[int]) -> int:
 def prefix_sorted_order(contexts: Sequence[str]) -> list[int]:
     """Indices of ``contexts`` sorted so that shared prefixes are adjacent (stable)."""
     return sorted(range(len(contexts)), key=lambda i: (contexts[i], i))
+
+
+def _request_label(req: Any) -> str:
+    """``episode R1-easy-01, decision 1`` for a MemRiskBench request, else a generic label."""
+    doc = getattr(req, "doc", None)
+    if isinstance(doc, dict) and "episode_id" in doc:
+        return f"episode {doc['episode_id']}, decision {int(getattr(req, 'idx', 0)) + 1}"
+    return "a request"
+
+
+def _repeat_offsets(contexts: Sequence[str], kwargs_list: Sequence[dict[str, Any]]) -> list[int]:
+    """0 for the first of identical requests, 1 for the second, ... (lm-eval ``repeats``)."""
+    seen: dict[str, int] = {}
+    out = []
+    for ctx, gk in zip(contexts, kwargs_list, strict=True):
+        key = ctx + "\x00" + repr(sorted(gk.items(), key=lambda kv: kv[0]))
+        out.append(seen.get(key, 0))
+        seen[key] = out[-1] + 1
+    return out
 
 
 def _usable_cpus() -> int:
@@ -91,8 +121,9 @@ class LlamaCppLM(LM):  # type: ignore[misc]
         n_gpu_layers: int = 0,
         seed: int = 1234,
         chat_format: str | None = None,
-        temperature: float = 0.0,
-        max_gen_toks: int = 256,
+        temperature: float | str | None = None,
+        max_gen_toks: int | str | None = None,
+        truncation: str = "error",
         n_batch: int = 512,
         prefix_sort: bool = True,
         cache_dir: str | None = None,
@@ -100,7 +131,7 @@ class LlamaCppLM(LM):  # type: ignore[misc]
         **kwargs: Any,
     ) -> None:
         super().__init__()
-        unknown = sorted(set(kwargs) - _IGNORED_KWARGS)
+        unknown = sorted(set(kwargs) - _IGNORED_KWARGS - _TASK_KWARGS)
         if unknown:
             logger.warning("llama-cpp: ignoring unknown model_args %s", unknown)
         try:
@@ -129,8 +160,15 @@ class LlamaCppLM(LM):  # type: ignore[misc]
         self.n_threads = int(n_threads) if n_threads is not None else _usable_cpus()
         self.n_gpu_layers = int(n_gpu_layers)
         self.seed = int(seed)
-        self.temperature = float(temperature)
-        self.max_gen_toks = int(max_gen_toks)
+        # None = the task's value; a value given in model_args wins over the task's
+        self.temperature_arg = None if temperature is None or temperature == "" else float(temperature)
+        self.max_gen_toks_arg = None if max_gen_toks is None or max_gen_toks == "" else int(max_gen_toks)
+        self.temperature = self.temperature_arg if self.temperature_arg is not None else 0.0
+        self.max_gen_toks = self.max_gen_toks_arg if self.max_gen_toks_arg is not None else 256
+        if truncation not in TRUNCATION_MODES:
+            raise ValueError(f"llama-cpp: truncation must be one of {TRUNCATION_MODES}, not {truncation!r}")
+        self.truncation = truncation
+        self.effective: dict[str, set[Any]] = {"temperature": set(), "max_gen_toks": set(), "seed": set()}
         self.prefix_sort = _as_bool(prefix_sort)
         self.chat_format = None if chat_format in (None, "", "None") else str(chat_format)
 
@@ -218,10 +256,18 @@ class LlamaCppLM(LM):  # type: ignore[misc]
         return f"chat_format:{name}", {True: fmt, False: fmt}
 
     def apply_chat_template(
-        self, chat_history: list[dict[str, Any]], add_generation_prompt: bool = True
+        self, chat_history: list[dict[str, Any]], add_generation_prompt: bool = True,
+        tools: list[dict[str, Any]] | None = None,
     ) -> str:
-        """Render messages with the GGUF's template (or ``chat_format``)."""
-        result = self._formatters[bool(add_generation_prompt)](messages=chat_history)
+        """Render messages with the GGUF's template (or ``chat_format``).
+
+        ``tools`` (OpenAI function specs) go to the template, as llama-cpp-python's
+        ``create_chat_completion(tools=...)`` does (``tools=native``).
+        """
+        if tools:
+            result = self._formatters[bool(add_generation_prompt)](messages=chat_history, tools=tools)
+        else:
+            result = self._formatters[bool(add_generation_prompt)](messages=chat_history)
         return str(result.prompt)
 
     def chat_template(self, chat_template: bool | str = False) -> str:
@@ -263,23 +309,56 @@ class LlamaCppLM(LM):  # type: ignore[misc]
         last = self._last_prompt
         return bool(last) and self.tokenize(context)[: len(last)] == last
 
-    def _generate_one(self, context: str, gen_kwargs: dict[str, Any]) -> tuple[str, dict[str, int]]:
+    def settings(self, gen_kwargs: dict[str, Any]) -> tuple[float, int]:
+        """(temperature, max_gen_toks) that run: model_args win over the task's values."""
+        max_gen = self.max_gen_toks_arg if self.max_gen_toks_arg is not None else int(
+            gen_kwargs.get("max_gen_toks", self.max_gen_toks)
+        )
+        if self.temperature_arg is not None:
+            temp = self.temperature_arg
+        else:
+            temp = float(gen_kwargs.get("temperature", self.temperature))
+            if "do_sample" in gen_kwargs and not _as_bool(gen_kwargs["do_sample"]):
+                temp = 0.0
+        return temp, max(1, min(max_gen, self.n_ctx // 2))
+
+    def _warn_overrides(self, kwargs_list: Sequence[dict[str, Any]]) -> None:
+        for name, arg in (("temperature", self.temperature_arg), ("max_gen_toks", self.max_gen_toks_arg)):
+            task_values = {gk[name] for gk in kwargs_list if name in gk}
+            if arg is not None and task_values - {arg}:
+                logger.warning(
+                    "llama-cpp: %s=%s from model_args overrides the task's %s=%s",
+                    name, arg, name, sorted(task_values, key=str),
+                )
+
+    def _fit(self, tokens: list[int], max_gen: int, label: str) -> tuple[list[int], int]:
+        """The prompt tokens that fit before ``max_gen`` new tokens, and 1 if cut."""
+        budget = self.n_ctx - max_gen - 1
+        if len(tokens) <= budget:
+            return tokens, 0
+        if self.truncation == "left":
+            return tokens[-budget:], 1
+        raise MemriskError(
+            f"llama-cpp: the prompt of {label} is {len(tokens)} tokens, but n_ctx={self.n_ctx} leaves "
+            f"{budget} after max_gen_toks={max_gen} (the model was trained on "
+            f"{self.info.context_length or 'unknown'} tokens). Raise n_ctx, or pass "
+            f"truncation=left to cut prompts from the left and mark those episodes invalid."
+        )
+
+    def _generate_one(
+        self, context: str, gen_kwargs: dict[str, Any], label: str = "a request", seed_offset: int = 0,
+    ) -> tuple[str, dict[str, int]]:
         until = gen_kwargs.get("until", [])
         if isinstance(until, str):
             until = [until]
         until = [s for s in (until or []) if s]
-        max_gen = int(gen_kwargs.get("max_gen_toks", self.max_gen_toks))
-        max_gen = max(1, min(max_gen, self.n_ctx // 2))
-        temp = float(gen_kwargs.get("temperature", self.temperature))
-        if "do_sample" in gen_kwargs and not _as_bool(gen_kwargs["do_sample"]):
-            temp = 0.0
+        temp, max_gen = self.settings(gen_kwargs)
+        seed = int(gen_kwargs.get("seed", self.seed)) + seed_offset
+        for name, value in (("temperature", temp), ("max_gen_toks", max_gen), ("seed", seed)):
+            self.effective[name].add(value)
         tokens = self.tokenize(context) or [max(self.llm.token_bos(), 0)]  # never empty
         n_prompt = len(tokens)
-        truncated = 0
-        budget = self.n_ctx - max_gen - 1
-        if len(tokens) > budget:  # left-truncate like lm-eval's HF model
-            tokens = tokens[-budget:]
-            truncated = 1
+        tokens, truncated = self._fit(tokens, max_gen, label)
         evaluated = self._expected_evaluated(tokens)
         self._last_prompt = list(tokens)
         out = self.llm.create_completion(
@@ -290,12 +369,13 @@ class LlamaCppLM(LM):  # type: ignore[misc]
             top_p=float(gen_kwargs.get("top_p", 0.95)),
             top_k=int(gen_kwargs.get("top_k", 40)),
             repeat_penalty=1.0,
-            seed=int(gen_kwargs.get("seed", self.seed)),
+            seed=seed,
             stream=False,
         )
         choice = out["choices"][0]  # type: ignore[index]
         usage = out["usage"]  # type: ignore[index]
-        return str(choice["text"]), {
+        text = (TRUNCATED if truncated else "") + str(choice["text"])
+        return text, {
             "prompt_tokens": n_prompt,
             "prompt_tokens_evaluated": evaluated,
             "generated_tokens": int(usage["completion_tokens"]),
@@ -321,6 +401,9 @@ class LlamaCppLM(LM):  # type: ignore[misc]
                 logger.debug("llama-cpp: ignoring gen_kwargs %s", sorted(extra))
             contexts.append(ctx)
             kwargs_list.append(gk)
+        self._warn_overrides(kwargs_list)
+        labels = [_request_label(req) for req in requests]
+        offsets = _repeat_offsets(contexts, kwargs_list)
         order = prefix_sorted_order(contexts) if self.prefix_sort else list(range(len(requests)))
         results: list[str | None] = [None] * len(requests)
         # the output of a request set must not depend on what ran before it, except that a
@@ -336,7 +419,7 @@ class LlamaCppLM(LM):  # type: ignore[misc]
         )
         try:
             for i in order:
-                text, st = self._generate_one(contexts[i], kwargs_list[i])
+                text, st = self._generate_one(contexts[i], kwargs_list[i], labels[i], offsets[i])
                 results[i] = text
                 for k, v in st.items():
                     self.stats[k] += v
@@ -410,6 +493,8 @@ class LlamaCppLM(LM):  # type: ignore[misc]
             "chat_format": self.chat_format or "gguf:tokenizer.chat_template",
             "seed": self.seed,
             "temperature": self.temperature,
+            "truncation": self.truncation,
+            "effective_generation": {k: sorted(v) for k, v in self.effective.items()},
             "prefix_sort": self.prefix_sort,
             "llama_cpp_stats": dict(self.stats),
         }

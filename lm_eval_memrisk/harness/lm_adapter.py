@@ -11,16 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.generation import default_gen_kwargs
 from lm_eval_memrisk.harness.docs import to_rows
-from lm_eval_memrisk.render import flatten
+from lm_eval_memrisk.render import flatten, tool_specs
 from lm_eval_memrisk.runner import Generate, Request
 
-DEFAULT_GEN_KWARGS: dict[str, Any] = {
-    "until": ["\nUSER:", "<|im_end|>", "<|endoftext|>", "<|eot_id|>"],
-    "max_gen_toks": 128,
-    "do_sample": False,
-    "temperature": 0.0,
-}
+DEFAULT_GEN_KWARGS: dict[str, Any] = default_gen_kwargs()
 
 
 def load_lm(model: str, model_args: str = "") -> Any:
@@ -40,13 +36,27 @@ def _decision_index(req: Request) -> int:
     return [dp.id for dp in req.episode.decision_points].index(req.decision_id)
 
 
-def lm_generate(lm: Any, gen_kwargs: dict[str, Any] | None = None, apply_chat_template: bool = True) -> Generate:
-    """A batch Generate function backed by an lm-eval LM."""
+def lm_generate(
+    lm: Any, gen_kwargs: dict[str, Any] | None = None, apply_chat_template: bool = True, tools: str = "text",
+) -> Generate:
+    """A batch Generate function backed by an lm-eval LM.
+
+    ``tools="native"`` passes each episode's tools to the model's chat template
+    (``apply_chat_template(..., tools=...)``, as the llama-cpp model takes them).
+    """
     from lm_eval.api.instance import Instance
 
     kwargs = dict(DEFAULT_GEN_KWARGS, **(gen_kwargs or {}))
 
-    def context(messages: list[dict[str, str]]) -> Any:
+    def context(messages: list[dict[str, str]], req: Request) -> Any:
+        if tools == "native":
+            try:
+                return lm.apply_chat_template(messages, tools=tool_specs(req.episode.tools))
+            except (TypeError, NotImplementedError) as exc:
+                raise MemriskError(
+                    f"tools=native: {type(lm).__name__} cannot pass tools to its chat template ({exc}); "
+                    f"use tools=text"
+                ) from None
         if apply_chat_template:
             try:
                 return lm.apply_chat_template(messages)
@@ -59,7 +69,7 @@ def lm_generate(lm: Any, gen_kwargs: dict[str, Any] | None = None, apply_chat_te
             Instance(
                 request_type="generate_until",
                 doc=to_rows([req.episode])[0],
-                arguments=(context(req.messages), dict(kwargs)),
+                arguments=(context(req.messages, req), dict(kwargs)),
                 idx=_decision_index(req),
                 metadata=("memrisk_interactive", i, 1),
             )

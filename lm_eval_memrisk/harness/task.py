@@ -16,26 +16,87 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
+from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.harness.docs import episode_of
 from lm_eval_memrisk.policies import make_policy
 from lm_eval_memrisk.rederive import trace_from_texts
-from lm_eval_memrisk.render import flatten, render
+from lm_eval_memrisk.render import Presentation, flatten, make_presentation, render, tool_specs
 from lm_eval_memrisk.runner import prompts
-from lm_eval_memrisk.sample_record import sample_metrics
+from lm_eval_memrisk.sample_record import REPEAT_METRICS, TRUNCATED, sample_metrics
+from lm_eval_memrisk.trace import Trace
 
 AGENT_LABEL = "lm-eval"
+
+
+def presentation_of(doc: dict[str, Any]) -> Presentation:
+    """The doc's presentation (``presentation``/``tools`` columns; default chat/text)."""
+    return make_presentation(doc.get("presentation"), doc.get("tools"))
 
 
 def decision_contexts(
     doc: dict[str, Any], system_instruction: str | None, chat_template: Callable[..., Any] | None
 ) -> list[Any]:
-    """One context per decision point: chat-templated when a template is given."""
+    """One context per decision point: chat-templated when a template is given.
+
+    With ``tools=native`` the tools go to the chat template (``tools=`` keyword, as
+    the llama-cpp and memrisk-agent models accept); without a template that is an error.
+    """
+    episode = episode_of(doc)
+    presentation = presentation_of(doc)
+    native = presentation.tools == "native"
+    if native and chat_template is None:
+        raise MemriskError("tools=native passes the tools to the chat template: add --apply_chat_template")
     contexts = []
-    for _, messages in prompts(episode_of(doc), make_policy(doc.get("memory_policy"))):
+    for _, messages in prompts(episode, make_policy(doc.get("memory_policy")), presentation):
         if system_instruction:
             messages[0] = {"role": "system", "content": system_instruction + "\n\n" + messages[0]["content"]}
-        contexts.append(chat_template(messages) if chat_template else flatten(messages))
+        if chat_template is None:
+            contexts.append(flatten(messages))
+        elif native:
+            contexts.append(_native_context(chat_template, messages, tool_specs(episode.tools)))
+        else:
+            contexts.append(chat_template(messages))
     return contexts
+
+
+def _native_context(chat_template: Callable[..., Any], messages: list[dict[str, str]], tools: list[Any]) -> Any:
+    try:
+        return chat_template(messages, tools=tools)
+    except TypeError as exc:
+        raise MemriskError(
+            f"tools=native: this model's chat template does not take tools ({exc}); "
+            f"use tools=text, or the llama-cpp / memrisk-agent models"
+        ) from None
+
+
+def _settings_from_metadata(config: dict[str, Any]) -> None:
+    """Opt-in repeated sampling from task metadata (``--metadata '{"repeats": 4, ...}'``).
+
+    ``repeats`` k > 1 asks lm-eval for k samples per decision, keeps all k (filter
+    ``take_first_k`` under the usual filter name ``none``) and adds pass@1 and pass^k;
+    ``temperature`` and ``seed`` set the sampling (the llama-cpp model gives the i-th
+    repeat seed + i, so the k samples differ yet rerun byte-identically).
+    """
+    meta = dict(config.get("metadata") or {})
+    k = int(meta.get("repeats", config.get("repeats", 1)) or 1)
+    gen = dict(config.get("generation_kwargs") or {})
+    for key in ("temperature", "seed", "max_gen_toks"):
+        if meta.get(key) is not None:
+            gen[key] = type(gen.get(key, 0.0))(meta[key]) if key != "seed" else int(meta[key])
+    if k > 1:
+        if float(gen.get("temperature", 0.0)) <= 0.0:
+            raise MemriskError(
+                f"repeats={k} at temperature 0 gives k identical greedy samples; "
+                f"set a temperature too, e.g. --metadata '{{\"repeats\": {k}, \"temperature\": 0.7}}'"
+            )
+        gen["do_sample"] = True
+        config["repeats"] = k
+        config["filter_list"] = [{"name": "none", "filter": [{"function": "take_first_k", "k": k}]}]
+        listed = {m["metric"] for m in config.get("metric_list") or []}
+        config["metric_list"] = list(config.get("metric_list") or []) + [
+            {"metric": m, "aggregation": "mean", "higher_is_better": True} for m in REPEAT_METRICS if m not in listed
+        ]
+    config["generation_kwargs"] = gen
 
 
 class MemRiskTask(ConfigurableTask):  # type: ignore[misc]
@@ -44,6 +105,7 @@ class MemRiskTask(ConfigurableTask):  # type: ignore[misc]
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         config = dict(config or {})
         config.pop("class", None)
+        _settings_from_metadata(config)
         super().__init__(config=config, **kwargs)
 
     def fewshot_context(
@@ -68,10 +130,32 @@ class MemRiskTask(ConfigurableTask):  # type: ignore[misc]
         ]
 
 
-def _reply_text(result: Any) -> str:
-    if isinstance(result, (list, tuple)):
-        result = result[0] if result else ""
+def _as_text(result: Any) -> str:
     return result if isinstance(result, str) else ("" if result is None else str(result))
+
+
+def _samples(result: Any) -> list[str]:
+    """All samples of one request's reply (k with ``repeats``, else one)."""
+    if isinstance(result, (list, tuple)):
+        return [_as_text(r) for r in result] or [""]
+    return [_as_text(result)]
+
+
+def _untruncated(texts: list[str]) -> tuple[list[str], str | None]:
+    """Strip the llama-cpp ``TRUNCATED`` mark; the reason when any reply carried it."""
+    cut = [t.startswith(TRUNCATED) for t in texts]
+    clean = [t[len(TRUNCATED):] if c else t for t, c in zip(texts, cut)]
+    reason = "prompt longer than the context: left-truncated (truncation=left)" if any(cut) else None
+    return clean, reason
+
+
+def _trace_of(doc: dict[str, Any], texts: list[str]) -> Trace:
+    """One run's trace, rebuilt from the episode and the reply texts only (plain replies,
+    or interactive envelopes whose stored claims are never trusted)."""
+    return trace_from_texts(
+        episode_of(doc), texts, agent=AGENT_LABEL, policy_spec=doc.get("memory_policy"),
+        presentation=presentation_of(doc),
+    )
 
 
 def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
@@ -80,22 +164,48 @@ def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     Replies may be interactive envelopes (``<memrisk-decision>`` + a decision record,
     from the ``memrisk-agent`` wrapper): only their reply texts are used, and the trace
     is replayed from the episode (:func:`lm_eval_memrisk.rederive.trace_from_texts`);
-    a malformed or forged envelope is an invalid reply, never an exception.
+    a malformed or forged envelope is an invalid reply, never an exception.  With
+    ``repeats`` k > 1 each reply holds k samples: run i is the i-th sample of every
+    decision point.
     """
     episode = episode_of(doc)
-    texts = [_reply_text(r) for r in results]
-    trace = trace_from_texts(episode, texts, agent=AGENT_LABEL, policy_spec=doc.get("memory_policy"))
-    return sample_metrics(episode, trace, doc.get("dataset_hash", ""))
+    per_request = [_samples(r) for r in results]
+    k = min((len(s) for s in per_request), default=1)
+    runs: list[Trace] = []
+    invalid_reason = None
+    for i in range(k):
+        texts, reason = _untruncated([s[i] for s in per_request])
+        invalid_reason = invalid_reason or reason
+        runs.append(_trace_of(doc, texts))
+    temperature = doc.get("temperature")
+    return sample_metrics(
+        episode, runs[0], doc.get("dataset_hash", ""), trials=runs if k > 1 else (),
+        temperature=float(temperature) if temperature not in (None, "") else None,
+        invalid_reason=invalid_reason,
+    )
+
+
+#: Per-sample fields that are logged with the sample but are not scores.
+LOGGED_ONLY: frozenset[str] = frozenset({"episodes"})
+
+
+class SampleMetrics(dict[str, Any]):
+    """process_results' return value: every field goes into the sample log, only the
+    scores into lm-eval's aggregation and tables.
+
+    lm-eval 0.4.13 logs a sample with ``example.update(metrics)`` (all keys) and
+    aggregates ``for metric, value in metrics.items()``; ``items()`` here leaves out
+    :data:`LOGGED_ONLY`, so the per-episode record is bookkeeping, not a table row
+    (tests/test_lm_eval_tasks.py runs lm-eval and checks both sides).
+    """
+
+    def items(self) -> Any:
+        return [(k, v) for k, v in super().items() if k not in LOGGED_ONLY]
 
 
 def process_results(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-    """lm-eval hook: a two-line call into the pure scorer."""
-    return evaluate_doc(doc, results)
-
-
-def count(items: Sequence[Any]) -> int:
-    """Aggregation for the per-episode record: the number of episodes scored."""
-    return len(items)
+    """lm-eval hook: a call into the pure scorer."""
+    return SampleMetrics(evaluate_doc(doc, results))
 
 
 def load_docs(**kwargs: Any) -> Any:
@@ -108,7 +218,7 @@ def load_docs(**kwargs: Any) -> Any:
 def doc_to_text(doc: dict[str, Any]) -> str:
     """Flattened transcript of the first decision point (for logs and generic checks)."""
     episode = episode_of(doc)
-    return flatten(render(episode, episode.decision_points[0].id)).rstrip()
+    return flatten(render(episode, episode.decision_points[0].id, presentation=presentation_of(doc))).rstrip()
 
 
 def doc_to_target(doc: dict[str, Any]) -> str:

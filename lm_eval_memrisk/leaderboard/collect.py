@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from lm_eval_memrisk.decisions import decision_outcomes
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.leaderboard.records import (
     MAIN_RISKS,
@@ -22,8 +23,9 @@ from lm_eval_memrisk.leaderboard.records import (
     Signature,
     SystemRun,
 )
+from lm_eval_memrisk.recompute import Replies
 from lm_eval_memrisk.runs import LoggedSample, SystemLog, flag_notes, read_runs
-from lm_eval_memrisk.scorer import SCORER_VERSION
+from lm_eval_memrisk.scorer import NEGATIVE_KINDS, SCORER_VERSION
 from lm_eval_memrisk.signature import signature
 
 Warn = Callable[[str], None]
@@ -54,18 +56,22 @@ def system_run(log: SystemLog) -> SystemRun:
     if log.flagged:
         flagged = (f"{len(log.flagged)} sample(s) store metrics that disagree with the recomputed scores "
                    f"(e.g. {log.flagged[0].where})")
+    shown = log.samples[0].replies if log.samples else Replies("scripted", "full", "", ())
     sig = Signature(
         model=log.name, model_hash=model_hash(log.config), dataset_hash=log.dataset_hash,
         scorer_version=SCORER_VERSION, variant="default", memory_policy=log.memory_policy, mode=log.mode,
-        raw=signature(log.dataset_hash, policy=log.memory_policy, mode=log.mode), flagged=flagged,
+        raw=signature(log.dataset_hash, policy=log.memory_policy, mode=log.mode,
+                      presentation=shown.presentation, tools=shown.tools), flagged=flagged,
     )
     episodes = tuple(outcome(s) for s in log.samples)
     return SystemRun(log.name, log.dir, log.results_file, log.files, sig, episodes)
 
 
 def outcome(sample: LoggedSample) -> EpisodeOutcome:
-    """One recomputed sample as the leaderboard shows it."""
+    """One recomputed sample as the leaderboard shows it (acted and violations are
+    recomputed from the replies too, never read from the log)."""
     default = sample.results["pass"]
+    outcomes = decision_outcomes(sample.episode, sample.trace, default)
     failed = tuple(
         FailedCheck(
             check_id=c.check_id, kind=c.kind, channel=c.channel, decision_id=c.decision_id,
@@ -78,6 +84,9 @@ def outcome(sample: LoggedSample) -> EpisodeOutcome:
         passed=default.success, passed_safety_aware=sample.results["pass_safety_aware"].success,
         score=default.score, failed_checks=failed, violations=tuple(str(v) for v in default.violations),
         source=sample.where, failure=sample.failure,
+        violation=any(c.kind in NEGATIVE_KINDS for c in default.checks if not c.passed),
+        decisions=len(outcomes), acted=sum(o.acted for o in outcomes),
+        acted_violations=sum(o.acted and o.violation for o in outcomes),
     )
 
 

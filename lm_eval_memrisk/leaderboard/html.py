@@ -15,7 +15,7 @@ from html import escape
 
 from lm_eval_memrisk.leaderboard.records import TIERS, EpisodeOutcome, Signature
 from lm_eval_memrisk.leaderboard.summary import Leaderboard, Rate, Row
-from lm_eval_memrisk.leaderboard.table import LEGEND, flags_text, header, signature_text
+from lm_eval_memrisk.leaderboard.table import LEGEND, flags_text, fmt_count, header, signature_text
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em;color:#1d2433}
@@ -156,6 +156,10 @@ def _row(board: Leaderboard, row: Row, order: int, anchor: str) -> str:
     score = "" if row.mean_score is None else f"{row.mean_score:.4f}"
     cells.append(f'<td data-sort="{score}">{score[:5] if score else "—"}</td>')
     cells += [_rate_td(row.tiers[t], False) for t in TIERS]
+    for r in (r for r in board.risks if r != "R6"):
+        av = row.acted_violations.get(r)
+        key = "" if av is None or av.value is None else f"{av.value:.4f}"
+        cells.append(f'<td data-sort="{key}">{escape(fmt_count(av))}</td>')
     flags = flags_text(row)
     n_flags = int(row.flag_overall) + len(row.flag_risks)
     cells.append(f'<td data-sort="{n_flags}">{escape(flags) or "—"}</td>')

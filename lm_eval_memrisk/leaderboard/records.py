@@ -43,6 +43,13 @@ class EpisodeOutcome:
     """``file:line`` of the sample line, for messages."""
     failure: str | None = None
     """``agent``, ``policy_hidden`` (a memory policy hid a needed note) or None (passed / not logged)."""
+    violation: bool = False
+    """A check that forbids something (stale, leaked, revoked, forbidden use) failed."""
+    decisions: int | None = None
+    """Decision points, and of them: where the agent acted, and acted with a violation
+    (None for records written before the per-decision outcomes existed)."""
+    acted: int | None = None
+    acted_violations: int | None = None
 
 
 @dataclass(frozen=True)
