@@ -231,9 +231,13 @@ def test_ranks_share_ties(board: Leaderboard) -> None:
     ]
 
 
-def test_failing_to_act_is_never_a_high_risk_flag(board: Leaderboard) -> None:
-    # the fixture systems only fail positive checks (tool_called, text_contains): no misuse
-    assert all(not r.flagged and r.violations["overall"].k == 0 for r in board.rows)
+def test_flags_on_the_fixture_come_from_violations(board: Leaderboard) -> None:
+    # the fixture's failing replies come from adversary agents (stale, leaky, ...): every
+    # flag sits on a column where that system has violations
+    for r in board.rows:
+        assert all(r.violations[c].k > 0 for c in r.flag_risks)
+        assert not r.flag_overall or r.violations["overall"].k > 0
+    assert any(r.flagged for r in board.rows)
 
 
 def _system(name: str, outcomes: list[tuple[str, bool, str | None, int]]):
@@ -321,7 +325,7 @@ def test_csv_content(board: Leaderboard) -> None:
         "0.3006",
         "0.9544",
     )
-    assert alpha["model_hash"] == "sha256:" + "1" * 64 and alpha["high_risk"] == ""
+    assert alpha["model_hash"] == "sha256:" + "1" * 64 and alpha["high_risk"] == "R3"
     gamma = next(r for r in rows if r["system"] == "gamma")
     assert (gamma["R3_sa_k"], gamma["overall_k"], gamma["overall_n"], gamma["mean_score"]) == (
         "3",
@@ -330,7 +334,7 @@ def test_csv_content(board: Leaderboard) -> None:
         f"{row(board, 'gamma').mean_score:.4f}",
     )
     assert (
-        gamma["high_risk"] == "overall, R1, R2, R3, R5, R6" and gamma["memory_policy"] == "recency:3"
+        gamma["high_risk"] == "overall, R1, R2, R3, R6" and gamma["memory_policy"] == "recency:3"
     )
     beta = next(r for r in rows if r["system"] == "beta")
     assert beta["R6_n"] == "0" and beta["R6_pass"] == ""
@@ -351,7 +355,7 @@ def test_markdown_content(board: Leaderboard) -> None:
     assert "| 3/4 0.75 [0.30, 0.95] |" in body[0]
     gamma = next(ln for ln in body if ln.split(" | ")[1] == "gamma")
     assert gamma.count(" | ") == head.count(" | ")
-    assert "overall, R1, R2, R3, R5, R6" in gamma
+    assert "overall, R1, R2, R3, R6" in gamma
     assert (
         "- **gamma**: `model=gamma | data=sha256:" in md
         and "policy=recency:3 | mode=interactive`" in md

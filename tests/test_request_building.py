@@ -23,6 +23,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 from lm_eval_memrisk._autoload import tasks_dir  # noqa: E402 (after the importorskip)
+from lm_eval_memrisk.generation import MAX_GEN_TOKS, STOP_SEQUENCES  # noqa: E402
 from lm_eval_memrisk.harness.docs import episode_of  # noqa: E402 (after the importorskip)
 from lm_eval_memrisk.policies import make_policy  # noqa: E402 (after the importorskip)
 from lm_eval_memrisk.runner import prompts  # noqa: E402 (after the importorskip)
@@ -79,10 +80,12 @@ def test_requests_become_valid_chat_completion_payloads(chat_lm, task_manager, t
         assert all(a != b for a, b in itertools.pairwise(roles[1:]))  # turns alternate
         assert all(isinstance(m["content"], str) and m["content"] for m in payload["messages"])
         assert payload["model"] == SERVED_NAME
-        assert payload["max_tokens"] == configured["max_gen_toks"] == 128
+        assert payload["max_tokens"] == configured["max_gen_toks"] == MAX_GEN_TOKS
         assert payload["temperature"] == configured["temperature"] == 0
-        assert len(configured["until"]) <= 4  # the API accepts 4 stops; none is dropped
-        assert payload["stop"] == configured["until"]
+        # lm-eval's chat-completions payload keeps the first 4 stops (the OpenAI limit):
+        # ours are ordered so that those 4 end a reply that runs on into a made-up turn
+        assert payload["stop"] == list(configured["until"])[:4] == list(STOP_SEQUENCES[:4])
+        assert {"\nUser:", "\n[tool result"} <= set(payload["stop"])
         assert "do_sample" not in payload and "until" not in payload
         assert payload["seed"] == 1234
     if task_name == "memriskbench_r1_hard":

@@ -248,14 +248,16 @@ def test_call_tool_records_argument():
 
 
 def test_scripted_assistant_turns_are_never_merged_into_the_agent_reply():
+    from lm_eval_memrisk.render import make_presentation
+
     model = Scripted(["Which address should I use?", "Which address should I use?"])
-    trace = run_interactive([lookup_episode()], model, "t", progress=False)[0]
+    trace = run_interactive([lookup_episode()], model, "t", progress=False, presentation=make_presentation("chat"))[0]
     second = model.requests[1].messages
     assert "Which address should I use?\n\nEmail sent." not in json.dumps(second)
     assert "Email sent." not in [m["content"] for m in second]
     assistant = [m["content"] for m in second if m["role"] == "assistant"]
     assert assistant[-1] == "Which address should I use?"
-    assert second[-1] == {"role": "user", "content": "And email carol@example.com the same."}
+    assert second[-1]["role"] == "user" and second[-1]["content"].endswith("\n\nAnd email carol@example.com the same.")
     assert [d.raw_reply for d in trace.decisions] == ["Which address should I use?"] * 2
 
 

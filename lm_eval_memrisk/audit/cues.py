@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from lm_eval_memrisk.audit.shortcuts import CORRECTION_WORDS, DELETE_WORDS, PROHIBIT_WORDS
-from lm_eval_memrisk.audit.view import Note, View, read_view
+from lm_eval_memrisk.audit.view import AUDIT_PRESENTATION, Note, View, read_view
 from lm_eval_memrisk.generator.verify import action_content
 from lm_eval_memrisk.normalize import contains_value
 from lm_eval_memrisk.records import Episode
@@ -54,7 +54,7 @@ def cue_table(episodes: Iterable[Episode]) -> list[dict[str, object]]:
     seen: Counter[str] = Counter()
     right: Counter[str] = Counter()
     for ep in episodes:
-        for prompt in decision_prompts(ep):
+        for prompt in decision_prompts(ep, None, AUDIT_PRESENTATION):
             dp = ep.event(prompt.decision_id)
             view = read_view(prompt.messages, dict(dp.naive or {}))
             content = action_content(dp.reference or {})

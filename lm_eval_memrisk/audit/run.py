@@ -7,7 +7,7 @@ from typing import Any
 
 from lm_eval_memrisk.audit.cues import cue_table
 from lm_eval_memrisk.audit.shortcuts import SHORTCUTS, Shortcut
-from lm_eval_memrisk.audit.view import read_view
+from lm_eval_memrisk.audit.view import AUDIT_PRESENTATION, read_view
 from lm_eval_memrisk.records import MAIN_RISKS, Episode
 from lm_eval_memrisk.runner import decision_prompts, trace_from_replies
 from lm_eval_memrisk.scorer import score
@@ -18,7 +18,7 @@ GROUPS: tuple[str, ...] = (*MAIN_RISKS, "R6", "main")
 def replies(shortcut: Shortcut, episode: Episode) -> dict[str, str]:
     """The agent's reply at each decision point (it sees messages + skeleton only)."""
     out: dict[str, str] = {}
-    for prompt in decision_prompts(episode):
+    for prompt in decision_prompts(episode, None, AUDIT_PRESENTATION):
         skeleton = dict(episode.event(prompt.decision_id).naive or {})
         out[prompt.decision_id] = shortcut.agent(read_view(prompt.messages, skeleton))
     return out

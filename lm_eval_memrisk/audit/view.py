@@ -14,6 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_memrisk.normalize import contains_value
+from lm_eval_memrisk.render import make_presentation
+
+#: The audit reads the ``chat`` presentation: every turn a message of its own, the most
+#: structure a shallow agent can use (the notes are the same in every presentation).
+AUDIT_PRESENTATION = make_presentation("chat")
 
 #: One memory note line of the system message (render.format_note).
 NOTE_LINE = re.compile(
@@ -21,6 +26,8 @@ NOTE_LINE = re.compile(
     r"trust (?P<trust>\w+) · (?P<key>[^:]+): (?P<value>.*)$",
     re.MULTILINE,
 )
+#: The header line of the notes block (render: "Memory notes (oldest first):" and variants).
+NOTES_HEADER = re.compile(r"^Memory notes[^\n]*:\s*$", re.MULTILINE)
 #: A session header: "... signed in as Ines Whitfield (workspace Bluebird)".
 SIGN_IN = re.compile(r"signed in as (?P<first>[^\s(]+)[^(]*\(workspace (?P<ws>[^)]+)\)")
 SLOT = re.compile(r"\{\{mem:([^{}]+)\}\}")
@@ -81,9 +88,16 @@ def _flat(obj: Any) -> str:
     return str(obj)
 
 
+def _without_notes(text: str) -> str:
+    """A message's text with the notes block (its header and note lines) removed."""
+    return NOTES_HEADER.sub("", NOTE_LINE.sub("", text)).strip()
+
+
 def read_view(messages: Sequence[Mapping[str, str]], skeleton: Mapping[str, Any]) -> View:
-    """Parse rendered chat messages (system message first) into a :class:`View`."""
-    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    """Parse rendered chat messages into a :class:`View`: the notes, wherever the layout
+    puts them (the system message, or the block that opens the last user message), and
+    the conversation without the notes block."""
+    every = "\n".join(m["content"] for m in messages)
     notes = tuple(
         Note(
             id=m["id"],
@@ -94,9 +108,9 @@ def read_view(messages: Sequence[Mapping[str, str]], skeleton: Mapping[str, Any]
             key=m["key"].strip(),
             value=m["value"].strip(),
         )
-        for m in NOTE_LINE.finditer(system)
+        for m in NOTE_LINE.finditer(every)
     )
-    convo = tuple((m["role"], m["content"]) for m in messages if m["role"] != "system")
+    convo = tuple((m["role"], _without_notes(m["content"])) for m in messages if m["role"] != "system")
     scopes: tuple[str, ...] = ()
     for _, text in convo:
         for h in SIGN_IN.finditer(text):
