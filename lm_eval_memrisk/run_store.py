@@ -28,7 +28,7 @@ from lm_eval_memrisk.doc_rows import to_rows
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.jsonl import json_line, numbered_lines
 from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.sample_record import sample_metrics
+from lm_eval_memrisk.sample_record import SCORE_METRICS, sample_metrics
 from lm_eval_memrisk.scorer import ScoreResult
 from lm_eval_memrisk.trace import Trace
 
@@ -141,8 +141,8 @@ class RunStore:
             with open(folder / f"samples_{task}_{stamp}.jsonl", "w", encoding="utf-8") as fh:
                 fh.writelines(json_line(s) + "\n" for s in samples)
             n = len(samples)
-            results[task] = {"name": task, "alias": task, "sample_len": n, "episodes,none": n}
-            for metric in ("pass", "score", "pass_safety_aware", "pass_original"):
+            results[task] = {"name": task, "alias": task, "sample_len": n}
+            for metric in SCORE_METRICS:
                 results[task][f"{metric},none"] = sum(s[metric] for s in samples) / n
         payload = {"results": results, "config": config, "model_name": name, "date": stamp}
         (folder / f"results_{stamp}.json").write_text(json.dumps(payload, indent=2, sort_keys=True), encoding="utf-8")

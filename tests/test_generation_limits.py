@@ -129,7 +129,7 @@ def test_repeated_requests_get_distinct_seeds_deterministically():
 @pytest.mark.parametrize("model", ["smollm2-135m", "qwen2.5-coder-0.5b"])
 def test_real_tokenizers_fit_every_reference_action(model):
     llama_cpp = pytest.importorskip("llama_cpp")
-    from lm_eval_memrisk.model_files import resolve_model
+    from lm_eval_memrisk.harness.model_files import resolve_model
 
     path = resolve_model(model, None, None, None, None)
     llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
