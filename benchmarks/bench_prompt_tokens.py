@@ -24,8 +24,8 @@ from lm_eval_memrisk.harness.llama_cpp import common_prefix_len, prefix_sorted_o
 def count(model: str, presentation: str | None) -> dict[str, object]:
     import llama_cpp
     from llama_cpp import llama_chat_format as lcf
-    from lm_eval_memrisk.harness.model_files import resolve_model
 
+    from lm_eval_memrisk.harness.model_files import resolve_model
     from lm_eval_memrisk.loader import load_episodes
     from lm_eval_memrisk.runner import prompts
 
