@@ -54,8 +54,12 @@ def system_run(log: SystemLog) -> SystemRun:
     """The leaderboard's record of one system read by :func:`lm_eval_memrisk.runs.read_runs`."""
     flagged = ""
     if log.flagged:
+        first = log.flagged[0]
+        older = sum(x.older_scorer for x in log.flagged)
         flagged = (f"{len(log.flagged)} sample(s) store metrics that disagree with the recomputed scores "
-                   f"(e.g. {log.flagged[0].where})")
+                   f"(e.g. {Path(first.where).name})")  # the file name only: byte-stable pages
+        if older:
+            flagged += f"; {older} of them logged by another scorer version than {SCORER_VERSION}"
     shown = log.samples[0].replies if log.samples else Replies("scripted", "full", "", ())
     sig = Signature(
         model=log.name, model_hash=model_hash(log.config), dataset_hash=log.dataset_hash,
