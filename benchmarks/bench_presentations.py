@@ -2,6 +2,7 @@
 
     python benchmarks/bench_presentations.py --model qwen2.5-coder-0.5b --presentation history \
         [--tools text|native] [--slice fixed10|fixed25|full] [--threads 1] [--out DIR]
+    python benchmarks/bench_presentations.py --from RUN_DIR   # summarise a finished run
 
 Runs the main track, or a fixed stratified slice with the same ids in every run
 (``fixed25``: per risk the first two easy, first two medium and first hard episode;
@@ -12,7 +13,10 @@ one JSON object: per risk pass, acted (decisions), decision classes, violation
 (episodes), violations among acted decisions, plus prompt tokens, prompt tokens
 actually evaluated (llama.cpp prefix reuse), generated tokens and wall time.  With
 ``--out`` the lm-eval results and samples are written there too (``memrisk report``
-reads them).
+reads them).  ``--from RUN_DIR`` prints the same object for a run that already
+finished (a ``memrisk eval``/``lm_eval`` ``--output_path`` model folder, e.g. one of
+``scripts/build_reference_set.sh``): wall time is lm-eval's
+``total_evaluation_time_seconds``.
 """
 
 from __future__ import annotations
@@ -70,6 +74,34 @@ def summarize(samples: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     return rows
 
 
+def summarize_run_dir(run_dir: str) -> dict[str, Any]:
+    """The summary object of a finished lm-eval run folder (newest results file)."""
+    from pathlib import Path
+
+    folder = Path(run_dir)
+    results = sorted(folder.glob("results_*.json"))
+    if not results:
+        raise SystemExit(f"{run_dir}: no results_*.json (not an lm-eval --output_path model folder)")
+    res = json.loads(results[-1].read_text(encoding="utf-8"))
+    stamp = results[-1].stem[len("results_"):]
+    samples: dict[str, list[dict[str, Any]]] = {}
+    for task in TASKS:
+        path = folder / f"samples_{task}_{stamp}.jsonl"
+        if path.exists():
+            samples[task] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    stats = res["config"].get("llama_cpp_stats") or {}
+    first = next(s for rows in samples.values() for s in rows)["episodes"]
+    return {
+        "run": str(folder), "presentation": first["presentation"], "tools": first["tools"],
+        "memory_policy": first["trace"].get("memory_policy"),
+        "wall_s": round(float(res.get("total_evaluation_time_seconds", "nan")), 1),
+        "requests": stats.get("n_requests"), "prompt_tokens": stats.get("prompt_tokens"),
+        "prompt_tokens_evaluated": stats.get("prompt_tokens_evaluated"),
+        "generated_tokens": stats.get("generated_tokens"), "truncated_prompts": stats.get("truncated_prompts"),
+        "by_risk": summarize(samples),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
@@ -78,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slice", default="fixed25", choices=("fixed5", "fixed10", "fixed25", "full"))
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", help="also write lm-eval results and samples here")
+    ap.add_argument("--from", dest="from_dir", metavar="RUN_DIR", help="summarise a finished run instead")
     args = ap.parse_args(argv)
+    if args.from_dir:
+        print(json.dumps(summarize_run_dir(args.from_dir), sort_keys=True))
+        return 0
 
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager

@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
 # Build the reference set: the full main track through lm-eval on every local
-# system this machine can run (real GGUF models through llama.cpp, with prompt and
-# memory-presentation variants).  Each run lands in runs/reference/<system>/.
+# system this machine can run (real GGUF models through llama.cpp, under the default
+# presentation with memory-policy variants, plus presentation/tool variants), the
+# reference agents and the planted-weakness profiles.  Each run lands in
+# runs/reference/<system>/.
 # Usage: bash scripts/build_reference_set.sh [SYSTEM...]   (default: all, then pack)
-# "agent-NAME" adds a reference agent; "pack" gzips runs/reference/* into
-# selector/data/reference/ (the committed reference set).
+# "agent-NAME" adds a reference agent, "weak-NAME" a planted-weakness profile
+# (weak:NAME); "pack" gzips runs/reference/* into selector/data/reference/ (the
+# committed reference set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=runs/reference
 mkdir -p "$OUT" runs/tmp
 
-run_system() {  # name model chat(yes|no) policy
-  local name=$1 model=$2 chat=$3 policy=$4
+run_system() {  # name model policy presentation tools
+  local name=$1 model=$2 policy=$3 presentation=$4 tools=$5
   if [ -d "$OUT/$name" ]; then echo "skip $name (exists)"; return; fi
-  local tmp="runs/tmp/$name" flags=()
+  local tmp="runs/tmp/$name"
   rm -rf "$tmp"
-  [ "$chat" = yes ] && flags+=(--apply_chat_template)
   echo "== $name: $(date -u +%FT%TZ)"
-  memrisk eval --model llama-cpp --model_args "model=$model,n_threads=${N_THREADS:-1}" --tasks memriskbench \
-    --metadata "{\"memory_policy\": \"$policy\"}" "${flags[@]}" \
-    --log_samples --output_path "$tmp"
+  memrisk eval --model llama-cpp --model_args "model=$model,n_threads=${N_THREADS:-2}" --tasks memriskbench \
+    --metadata "{\"memory_policy\": \"$policy\", \"presentation\": \"$presentation\", \"tools\": \"$tools\"}" \
+    --apply_chat_template --log_samples --output_path "$tmp"
   mv "$tmp/$model" "$OUT/$name"
   echo "== $name done: $(date -u +%FT%TZ)"
 }
@@ -33,21 +35,39 @@ run_agent() {  # name agent
   mv "runs/tmp/$name/$name" "$OUT/$name"
 }
 
-ALL=(smollm2-135m-chat smollm2-135m-plain qwen2.5-coder-0.5b-chat qwen2.5-coder-0.5b-plain
-     smollm2-135m-chat-recency3 pack)
+QWEN=qwen2.5-coder-0.5b
+SMOL=smollm2-135m
+# The planted profiles of the reference set (system name -> weak: spec): one per
+# weakness family, at p < 1 so that they differ in strength (seeded: fixed outcomes).
+declare -A WEAK=(
+  [weak-churn1-p0.7]=churn1:p=0.7:seed=0 [weak-churn2-p0.9]=churn2:p=0.9:seed=0
+  [weak-gap6-p0.8]=gap6:p=0.8:seed=0 [weak-scope-bleed-p0.6]=scope-bleed:p=0.6:seed=0
+  [weak-indirect-p0.5]=indirect:p=0.5:seed=0 [weak-newest-wins-p0.9]=newest-wins:p=0.9:seed=0
+  [weak-revoked-blind-p0.7]=revoked-blind:p=0.7:seed=0 [weak-decay4-p0.8]=decay4:p=0.8:seed=0
+  [weak-decay8-p0.9]=decay8:p=0.9:seed=0
+)
+mapfile -t WEAK_NAMES < <(printf '%s\n' "${!WEAK[@]}" | sort)
+ALL=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-embedding3" "$QWEN-mem0-3"
+     agent-stale agent-leaky agent-constraint-blind "${WEAK_NAMES[@]}" pack)
 for sys in "${@:-${ALL[@]}}"; do
   case $sys in
-    smollm2-135m-chat) run_system "$sys" smollm2-135m yes full ;;
-    smollm2-135m-plain) run_system "$sys" smollm2-135m no full ;;
-    smollm2-135m-chat-recency3) run_system "$sys" smollm2-135m yes recency:3 ;;
-    smollm2-135m-chat-bm25-3) run_system "$sys" smollm2-135m yes bm25:3 ;;
-    smollm2-135m-chat-embedding3) run_system "$sys" smollm2-135m yes embedding:3 ;;
-    qwen2.5-coder-0.5b-chat) run_system "$sys" qwen2.5-coder-0.5b yes full ;;
-    qwen2.5-coder-0.5b-plain) run_system "$sys" qwen2.5-coder-0.5b no full ;;
-    qwen2.5-coder-0.5b-chat-recency3) run_system "$sys" qwen2.5-coder-0.5b yes recency:3 ;;
-    qwen2.5-coder-0.5b-chat-bm25-3) run_system "$sys" qwen2.5-coder-0.5b yes bm25:3 ;;
-    qwen2.5-coder-0.5b-chat-embedding3) run_system "$sys" qwen2.5-coder-0.5b yes embedding:3 ;;
+    "$QWEN") run_system "$sys" "$QWEN" full history text ;;
+    "$SMOL") run_system "$sys" "$SMOL" full history text ;;
+    "$QWEN"-recency3) run_system "$sys" "$QWEN" recency:3 history text ;;
+    "$QWEN"-bm25-3) run_system "$sys" "$QWEN" bm25:3 history text ;;
+    "$QWEN"-embedding3) run_system "$sys" "$QWEN" embedding:3 history text ;;
+    "$QWEN"-mem0-3) run_system "$sys" "$QWEN" mem0:3 history text ;;
+    # presentation and tool variants (README tables; not in the default reference set)
+    *-chatpres|*-session|*-native)
+      base=${sys%-*}; variant=${sys##*-}
+      case $variant in
+        chatpres) run_system "$sys" "$base" full chat text ;;
+        session) run_system "$sys" "$base" full session text ;;
+        native) run_system "$sys" "$base" full history native ;;
+      esac ;;
     agent-*) run_agent "$sys" "${sys#agent-}" ;;
+    weak-*) [ -n "${WEAK[$sys]:-}" ] || { echo "unknown planted profile $sys" >&2; exit 2; }
+            run_agent "$sys" "weak:${WEAK[$sys]}" ;;
     pack) python -c "from selector.reference import pack; import pathlib, sys; [print(p) for p in pack(sorted(pathlib.Path('$OUT').iterdir()))]" ;;
     *) echo "unknown system $sys" >&2; exit 2 ;;
   esac

@@ -22,6 +22,7 @@ import json
 from typing import TYPE_CHECKING
 
 from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.generation import MAX_GEN_TOKS
 
 if TYPE_CHECKING:
     from lm_eval_memrisk.fuzz.pipeline import FuzzOptions
@@ -57,8 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-gen-toks",
         type=int,
-        default=128,
-        help="reply length limit (the lm-eval tasks use 128)",
+        default=MAX_GEN_TOKS,
+        help=f"reply length limit (default {MAX_GEN_TOKS}, as the lm-eval tasks)",
     )
     p.add_argument("--budget", type=int, required=True, help="mutant executions per run (B)")
     p.add_argument("--seed", type=int, default=0, help="search seed")
