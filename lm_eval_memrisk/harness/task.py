@@ -65,7 +65,8 @@ def _native_context(chat_template: Callable[..., Any], messages: list[dict[str, 
     except TypeError as exc:
         raise MemriskError(
             f"tools=native: this model's chat template does not take tools ({exc}); "
-            f"use tools=text, or the llama-cpp / memrisk-agent models"
+            f"use tools=text, or the llama-cpp / memrisk-agent models, or memrisk-chat-completions "
+            f"for an OpenAI-compatible server (local-chat-completions sends no tools)"
         ) from None
 
 
