@@ -114,7 +114,8 @@ def as_mode(mode: str, base: str, base_args: str, max_steps: int, tools: str = "
     """lm-eval (model, model_args) for a backend in scripted or interactive mode."""
     if mode == "scripted":
         return base, base_args
-    return "memrisk-agent", f"base={base},{base_args},mode=interactive,max_steps={max_steps},tools={tools}"
+    native = ",tools=native" if tools == "native" else ""
+    return "memrisk-agent", f"base={base},{base_args},mode=interactive,max_steps={max_steps}{native}"
 
 
 def _reply_text(reply: str) -> str:
