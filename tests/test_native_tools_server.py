@@ -393,3 +393,12 @@ def test_memrisk_agent_interactive_native_tools_through_a_server(
         assert first["kind"] == "tool_call" and first["tool"] == ref["tool"], first
         assert first["arguments"] == ref["arguments"]
         assert s["pass"] == 1.0, record["trace"]["decisions"]
+
+
+def test_deeply_nested_arguments_are_an_invalid_reply_not_a_crash(tool_lm: Any) -> None:
+    deep = '{"a": ' + "[" * 20_000 + "]" * 20_000 + "}"  # beyond json's recursion limit
+    (text,) = tool_lm.parse_generations(_response(
+        {"role": "assistant", "content": None, "tool_calls": [_call("send_email", deep)]}
+    ))  # fmt: skip
+    action = parse_action(text)
+    assert action.kind == "invalid" and "not valid JSON" in str(action.reason), action.reason

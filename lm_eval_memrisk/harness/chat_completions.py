@@ -11,8 +11,8 @@ lm-eval's LocalChatCompletion (0.4.12, 0.4.13) sends only the messages: its
 * the POST payload then gets the OpenAI ``tools`` field and ``"tool_choice": "auto"``;
 * ``parse_generations`` writes each returned ``message.tool_calls`` entry as Qwen's
   ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` text after any content
-  text, the form :func:`lm_eval_memrisk.parse.parse_action` reads (and the in-process
-  ``llama-cpp`` model returns for a Qwen GGUF).  ``arguments`` (a JSON string in the
+  text (the form Qwen's chat template asks for), which
+  :func:`lm_eval_memrisk.parse.parse_action` reads.  ``arguments`` (a JSON string in the
   OpenAI format) is decoded with :mod:`json` only; a string that does not decode is
   kept as a string, which the parser scores as an invalid call.
 
@@ -49,8 +49,9 @@ def tool_call_text(call: Any) -> str:
             pass  # kept as the string: the parser reports it as invalid
     try:
         body = json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
-    except (ValueError, RecursionError):  # nested too deeply to write back
-        body = json.dumps({"name": name, "arguments": fn.get("arguments")}, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # nested too deeply to write back
+        raw = fn.get("arguments")  # a string, or a placeholder the parser rejects too
+        body = json.dumps({"name": name, "arguments": raw if isinstance(raw, str) else "[unreadable]"})
     return f"<tool_call>\n{body}\n</tool_call>"
 
 
