@@ -39,7 +39,8 @@ def decision_contexts(
     """One context per decision point: chat-templated when a template is given.
 
     With ``tools=native`` the tools go to the chat template (``tools=`` keyword, as
-    the llama-cpp and memrisk-agent models accept); without a template that is an error.
+    the llama-cpp, memrisk-agent and memrisk-chat-completions models accept); without a
+    template that is an error.
     """
     episode = episode_of(doc)
     presentation = presentation_of(doc)
