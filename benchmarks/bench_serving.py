@@ -10,10 +10,15 @@ same backends; each round sends the pending steps of all episodes in one
 
 Reports wall time, tokens/s (prompt + generated tokens of the in-process run, counted
 by llama.cpp, over each configuration's wall time), the ratio to the in-process run, and whether the
-replies are byte-identical to the in-process replies.
+replies are byte-identical to the in-process replies.  ``--tools native`` passes each
+episode's tools natively instead: to the GGUF's chat template in process, and as the
+OpenAI ``tools`` field through ``memrisk-chat-completions`` (lm-eval's
+local-chat-completions sends no tools); a tool call the server returns as
+``message.tool_calls`` comes back as ``<tool_call>`` text, so replies may differ from
+the in-process text in form while parsing to the same action.
 
     python benchmarks/bench_serving.py [--per-risk 6] [--concurrency 1,2,4] [--threads 1]
-        [--modes scripted] [--model smollm2-135m] [--json out.json]
+        [--modes scripted] [--tools text] [--model smollm2-135m] [--json out.json]
 """
 
 from __future__ import annotations
@@ -85,13 +90,14 @@ def llama_cpp_server(gguf: Path, threads: int, n_ctx: int, log: Path) -> Iterato
 
 
 def evaluate(
-    model: str, model_args: str, per_risk: int, gen_kwargs: str | None = None
+    model: str, model_args: str, per_risk: int, gen_kwargs: str | None = None, tools: str = "text"
 ) -> tuple[float, dict[str, list[str]], Any]:
     """One lm-eval run over the slice; (wall s, replies by episode, results)."""
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
 
-    tm = TaskManager(include_path=str(tasks_dir()), include_defaults=False)
+    metadata = {"tools": tools} if tools != "text" else None
+    tm = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=metadata)
     t0 = time.perf_counter()
     res = simple_evaluate(
         model=model, model_args=model_args, tasks=TASKS, task_manager=tm,
@@ -104,11 +110,12 @@ def evaluate(
     return wall, replies, res
 
 
-def as_mode(mode: str, base: str, base_args: str, max_steps: int) -> tuple[str, str]:
+def as_mode(mode: str, base: str, base_args: str, max_steps: int, tools: str = "text") -> tuple[str, str]:
     """lm-eval (model, model_args) for a backend in scripted or interactive mode."""
     if mode == "scripted":
         return base, base_args
-    return "memrisk-agent", f"base={base},{base_args},mode=interactive,max_steps={max_steps}"
+    native = ",tools=native" if tools == "native" else ""
+    return "memrisk-agent", f"base={base},{base_args},mode=interactive,max_steps={max_steps}{native}"
 
 
 def _reply_text(reply: str) -> str:
@@ -130,21 +137,25 @@ def main() -> int:
     ap.add_argument("--n-ctx", type=int, default=8192)
     ap.add_argument("--modes", default="scripted", help="scripted and/or interactive")
     ap.add_argument("--max-steps", type=int, default=2, help="interactive mode step limit")
+    ap.add_argument("--tools", default="text", choices=("text", "native"),
+                    help="native: tools to the chat template / the OpenAI tools field")
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args()
     install()
     gguf = resolve_model(args.model, None, None, None)
     local_args = f"model={args.model},n_threads={args.threads},n_ctx={args.n_ctx}"
+    # lm-eval's local-chat-completions sends no tools; ours does (same payload without)
+    api_model = "memrisk-chat-completions" if args.tools == "native" else "local-chat-completions"
     rows: list[dict[str, Any]] = []
     for mode in args.modes.split(","):
 
         def wrap(base: str, base_args: str, mode: str = mode) -> tuple[str, str]:
-            return as_mode(mode, base, base_args, args.max_steps)
+            return as_mode(mode, base, base_args, args.max_steps, args.tools)
 
-        wall, ref, res = evaluate(*wrap("llama-cpp", local_args), args.per_risk)
+        wall, ref, res = evaluate(*wrap("llama-cpp", local_args), args.per_risk, tools=args.tools)
         stats = res["config"].get("llama_cpp_stats", {})
         tokens = stats.get("prompt_tokens", 0) + stats.get("generated_tokens", 0)
-        base_row = {"mode": mode, "backend": "in-process llama-cpp", "N": "-", "wall_s": wall,
+        base_row = {"mode": mode, "tools": args.tools, "backend": "in-process llama-cpp", "N": "-", "wall_s": wall,
                     "episodes": len(ref), "requests": stats.get("n_requests"), "tokens": tokens,
                     "same_replies": "reference"}  # fmt: skip
         rows.append(base_row)
@@ -157,10 +168,10 @@ def main() -> int:
                             f"max_retries=1,timeout=900")  # fmt: skip
                 # llama-cpp-python's server defaults to repeat_penalty=1.1; our model and
                 # greedy decoding use 1.0 (lm-eval passes extra gen_kwargs through)
-                wall_n, replies, _ = evaluate(*wrap("local-chat-completions", api_args),
-                                              args.per_risk, gen_kwargs=SERVER_GEN_KWARGS)  # fmt: skip
+                wall_n, replies, _ = evaluate(*wrap(api_model, api_args), args.per_risk,
+                                              gen_kwargs=SERVER_GEN_KWARGS, tools=args.tools)  # fmt: skip
                 differing = sorted(e for e in ref if _reply_text(str(ref[e])) != _reply_text(str(replies.get(e))))
-                row = {"mode": mode, "backend": "llama_cpp.server + local-chat-completions", "N": n,
+                row = {"mode": mode, "tools": args.tools, "backend": f"llama_cpp.server + {api_model}", "N": n,
                        "wall_s": wall_n, "episodes": len(replies), "ratio_to_in_process": wall_n / wall,
                        "same_replies": f"{len(ref) - len(differing)}/{len(ref)}",
                        "differing": differing}  # fmt: skip

@@ -11,7 +11,8 @@ to ``python -c pass`` (README, Benchmarks).
 
 For those two modules, :mod:`lm_eval_memrisk.lm_eval_patches` checks the lm-eval
 version and patches right after the module has executed: ``TaskManager`` also indexes
-our task configs, and ``llama-cpp`` / ``memrisk-agent`` are registered as lazy models.
+our task configs, and ``llama-cpp`` / ``memrisk-agent`` / ``memrisk-chat-completions``
+are registered as lazy models.
 :func:`install` does the same without the .pth (``memrisk eval``, a source checkout).
 """
 

@@ -28,6 +28,7 @@ _FIRST_UNSUPPORTED = (0, 5)
 MODELS = {
     "llama-cpp": "lm_eval_memrisk.harness.llama_cpp:LlamaCppLM",
     "memrisk-agent": "lm_eval_memrisk.harness.agent_model:MemriskAgentLM",
+    "memrisk-chat-completions": "lm_eval_memrisk.harness.chat_completions:MemriskChatCompletion",
 }
 
 

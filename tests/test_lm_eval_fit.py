@@ -121,7 +121,7 @@ def _probe(fake: Path, **env: str) -> tuple[dict[str, object], str]:
 
 def test_supported_lm_eval_is_patched(tmp_path: Path) -> None:
     out, err = _probe(_fake_lm_eval(tmp_path, "0.4.13"))
-    assert out == {"include_path": ["OURS"], "models": ["llama-cpp", "memrisk-agent"]}
+    assert out == {"include_path": ["OURS"], "models": ["llama-cpp", "memrisk-agent", "memrisk-chat-completions"]}
     assert "MemRiskBench" not in err
 
 

@@ -77,7 +77,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     cmd = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(model),
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
-        "--n_threads", str(os.cpu_count() or 1), "--model_alias", "smollm2",
+        "--n_threads", str(len(os.sched_getaffinity(0))), "--model_alias", "smollm2",  # as llama-cpp
         "--seed", "1234", "--verbose", "False",
     ]  # fmt: skip
     with open(log, "wb") as fh:
@@ -182,3 +182,34 @@ def test_memriskbench_r1_through_simple_evaluate(server: str) -> None:
     assert len(samples) == 2
     for s in samples:  # every decision point got a real reply from the server
         assert s["resps"] and all(isinstance(r[0], str) and r[0] for r in s["resps"])
+
+
+def test_native_tools_through_the_server_match_in_process(server: str) -> None:
+    """tools=native through ``memrisk-chat-completions``: the server gets the OpenAI
+    ``tools`` field and renders it with the GGUF's template, as the in-process
+    ``llama-cpp`` model does with the same tools: the replies are the same."""
+    why = _memriskbench_ready()
+    if why:
+        pytest.skip(why)
+    from lm_eval import simple_evaluate
+    from lm_eval.api.registry import get_model
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_memrisk.harness.llama_cpp import LlamaCppLM
+
+    api = get_model("memrisk-chat-completions")(
+        base_url=f"{server}/chat/completions", model="smollm2", tokenizer_backend=None,
+        max_retries=1, timeout=120,
+    )  # fmt: skip
+    local = LlamaCppLM(model="smollm2-135m", n_ctx=4096, seed=1234)
+    replies = []
+    for lm in (api, local):
+        tm = TaskManager(include_path=str(REPO / "tasks"), include_defaults=False, metadata={"tools": "native"})
+        res = simple_evaluate(
+            model=lm, tasks=["memriskbench_r1"], limit=2, apply_chat_template=True, task_manager=tm,
+            bootstrap_iters=0, log_samples=True, gen_kwargs="repeat_penalty=1.0",
+        )  # fmt: skip
+        samples = res["samples"]["memriskbench_r1"]
+        assert len(samples) == 2 and all(s["episodes"]["tools"] == "native" for s in samples)
+        replies.append([s["resps"] for s in samples])
+    assert replies[0] == replies[1]

@@ -42,7 +42,8 @@ def lm_generate(
     """A batch Generate function backed by an lm-eval LM.
 
     ``tools="native"`` passes each episode's tools to the model's chat template
-    (``apply_chat_template(..., tools=...)``, as the llama-cpp model takes them).
+    (``apply_chat_template(..., tools=...)``, as the llama-cpp and
+    memrisk-chat-completions models take them).
     """
     from lm_eval.api.instance import Instance
 
@@ -55,7 +56,8 @@ def lm_generate(
             except (TypeError, NotImplementedError) as exc:
                 raise MemriskError(
                     f"tools=native: {type(lm).__name__} cannot pass tools to its chat template ({exc}); "
-                    f"use tools=text"
+                    f"use tools=text, or the llama-cpp model, or memrisk-chat-completions for an "
+                    f"OpenAI-compatible server (local-chat-completions sends no tools)"
                 ) from None
         if apply_chat_template:
             try:

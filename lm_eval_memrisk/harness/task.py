@@ -39,7 +39,8 @@ def decision_contexts(
     """One context per decision point: chat-templated when a template is given.
 
     With ``tools=native`` the tools go to the chat template (``tools=`` keyword, as
-    the llama-cpp and memrisk-agent models accept); without a template that is an error.
+    the llama-cpp, memrisk-agent and memrisk-chat-completions models accept); without a
+    template that is an error.
     """
     episode = episode_of(doc)
     presentation = presentation_of(doc)
@@ -65,7 +66,8 @@ def _native_context(chat_template: Callable[..., Any], messages: list[dict[str, 
     except TypeError as exc:
         raise MemriskError(
             f"tools=native: this model's chat template does not take tools ({exc}); "
-            f"use tools=text, or the llama-cpp / memrisk-agent models"
+            f"use tools=text, or the llama-cpp / memrisk-agent models, or memrisk-chat-completions "
+            f"for an OpenAI-compatible server (local-chat-completions sends no tools)"
         ) from None
 
 
