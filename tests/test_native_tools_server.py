@@ -402,3 +402,22 @@ def test_deeply_nested_arguments_are_an_invalid_reply_not_a_crash(tool_lm: Any) 
     ))  # fmt: skip
     action = parse_action(text)
     assert action.kind == "invalid" and "not valid JSON" in str(action.reason), action.reason
+
+
+def test_memrisk_agent_base_gets_the_runs_gen_kwargs(scripted_server: tuple[str, _Scripted]) -> None:
+    """``--gen_kwargs`` reach the base model of memrisk-agent (e.g. repeat_penalty for a
+    llama-cpp-python server, whose default differs from the in-process model's)."""
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+    from lm_eval.utils import simple_parse_args_string
+
+    url, answer = scripted_server
+    answer.payloads.clear()
+    model_args = (f"base=memrisk-chat-completions,base_url={url},model={SERVED_NAME},tokenizer_backend=None,"
+                  f"max_retries=1,mode=interactive,max_steps=2")
+    tm = TaskManager(include_path=str(tasks_dir()), include_defaults=False,
+                     metadata=simple_parse_args_string(model_args))
+    simple_evaluate(model="memrisk-agent", model_args=model_args, tasks=["memriskbench_r1"], task_manager=tm,
+                    limit=2, apply_chat_template=True, bootstrap_iters=0, gen_kwargs="repeat_penalty=1.0")
+    assert answer.payloads
+    assert all(p.get("repeat_penalty") == 1.0 and p["max_tokens"] == 192 for p in answer.payloads), answer.payloads[0]

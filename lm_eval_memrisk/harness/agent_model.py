@@ -29,6 +29,24 @@ from lm_eval_memrisk.runner import call_agent
 _LM_EVAL_KWARGS = ("batch_size", "max_batch_size", "device")
 
 
+def _request_gen_kwargs(requests: list[Any]) -> dict[str, Any] | None:
+    """The generation settings the requests carry (one set for the whole run).
+
+    lm-eval puts each task's ``generation_kwargs``, with ``--gen_kwargs`` applied, into
+    every request; a base model must run with them, as it would without the agent.
+    """
+    from lm_eval_memrisk.errors import MemriskError
+
+    found = [dict(req.args[1]) for req in requests if len(getattr(req, "args", ())) > 1 and isinstance(req.args[1], dict)]
+    if not found:
+        return None
+    first = found[0]
+    if any(k != first for k in found[1:]):
+        raise MemriskError("memrisk-agent: the requests carry different generation settings; "
+                           "run tasks with different generation_kwargs separately")
+    return first
+
+
 @register_model("memrisk-agent")
 class MemriskAgentLM(LM):  # type: ignore[misc]
     """Answers MemRiskBench requests with a reference agent or a wrapped model."""
@@ -74,12 +92,14 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
             out.append(call_agent(self.agent, messages, episode, dp_id))
         return out
 
-    def _generate_fn(self) -> Any:
+    def _generate_fn(self, gen_kwargs: dict[str, Any] | None = None) -> Any:
+        """The batch generate function; a base model gets the requests' generation settings
+        (the task's ``generation_kwargs`` with lm-eval's ``--gen_kwargs`` applied)."""
         from lm_eval_memrisk.harness.lm_adapter import lm_generate
         from lm_eval_memrisk.interactive import agent_generate
 
         if self.base is not None:
-            return lm_generate(self.base, tools=self.presentation.tools)
+            return lm_generate(self.base, gen_kwargs, tools=self.presentation.tools)
         return agent_generate(self.agent)
 
     def _episode_replies(self, requests: list[Any], disable_tqdm: bool) -> list[str]:
@@ -91,7 +111,7 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
         episodes: dict[str, Any] = {}
         for req in requests:
             episodes.setdefault(req.doc["episode_id"], episode_of(req.doc))
-        generate = self._generate_fn()
+        generate = self._generate_fn(_request_gen_kwargs(requests))
         if self.mode == "interactive":
             traces = run_interactive(
                 list(episodes.values()), generate, self.agent_name, max_steps=self.max_steps,
