@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lm_eval_memrisk.action_checks import implied_checks
+from lm_eval_memrisk.echo import heard_before, own_words
 from lm_eval_memrisk.equivalence import Forms, canon, contains, equals, forms_of
 from lm_eval_memrisk.frames import used_in_prose
 from lm_eval_memrisk.normalize import normalize
@@ -48,6 +49,12 @@ class EpisodeValues:
             dp.id: dp.checks + implied_checks(episode, dp) for dp in episode.decision_points
         }
         """Decision id -> its checks plus the implied positive action checks."""
+        self.heard = heard_before(episode)
+        """Decision id -> what other speakers said before it (:mod:`lm_eval_memrisk.echo`)."""
+
+    def own_words(self, decision_id: str, text: str) -> str:
+        """``text`` without the sentences it copies from what the agent was told."""
+        return own_words(text, self.heard.get(decision_id, ""))
 
     def forms(self, value: str, accept: Sequence[str] = ()) -> Forms:
         key = (value, tuple(accept))
@@ -200,7 +207,7 @@ def _text_regex(check: Check, rec: DecisionRecord, ctx: CheckContext) -> tuple[b
         pattern = compile_pattern(check.pattern or "")
     except PatternError as exc:  # rejected at load time; keep the scorer total anyway
         return False, f"bad pattern {check.pattern!r}: {exc}"
-    text = rec.action.content
+    text = ctx.values.own_words(rec.decision_id, rec.action.content)  # a parroted request earns nothing
     seen = []
     for part in pattern.conjuncts:
         if part.asks:

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from lm_eval_memrisk.checks import asks_user, episode_values
 from lm_eval_memrisk.normalize import contains_value
 from lm_eval_memrisk.parse import is_refusal
 from lm_eval_memrisk.records import Episode, Event
@@ -31,11 +32,23 @@ from lm_eval_memrisk.trace import Action, DecisionRecord, Trace
 DECISION_CLASSES: tuple[str, ...] = ("tool_call", "answer", "clarification", "refusal", "invalid")
 
 
-def decision_class(action: Action) -> str:
-    """``tool_call``, ``clarification`` (asks), ``refusal``, ``answer`` or ``invalid``."""
-    if action.kind in ("tool_call", "invalid", "clarification"):
+def decision_class(action: Action, own_text: str | None = None) -> str:
+    """``tool_call``, ``clarification`` (asks), ``refusal``, ``answer`` or ``invalid``.
+
+    ``own_text``: the reply without what it copies from the script
+    (:mod:`lm_eval_memrisk.echo`); a parroted request is then neither a question nor a
+    refusal.
+    """
+    if action.kind in ("tool_call", "invalid"):
         return action.kind
-    return "refusal" if is_refusal(action.text) else "answer"
+    text = action.text if own_text is None else own_text
+    if action.kind == "clarification" and (own_text is None or asks_user(own_text)):
+        return "clarification"
+    return "refusal" if is_refusal(text) else "answer"
+
+
+def _own_text(episode: Episode, dp: Event, record: DecisionRecord) -> str:
+    return episode_values(episode).own_words(dp.id, record.action.text)
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -57,9 +70,10 @@ def needed_values(dp: Event) -> list[str]:
     return sorted(set(values))
 
 
-def acted(dp: Event, record: DecisionRecord) -> bool:
-    """Whether the reply engages the decision (see the module docstring)."""
-    cls = decision_class(record.action)
+def acted(dp: Event, record: DecisionRecord, episode: Episode | None = None) -> bool:
+    """Whether the reply engages the decision (see the module docstring); with
+    ``episode``, asking and declining count only in the reply's own words."""
+    cls = decision_class(record.action, None if episode is None else _own_text(episode, dp, record))
     if cls == "tool_call":
         return True
     if cls == "invalid":
@@ -91,8 +105,8 @@ def decision_outcomes(episode: Episode, trace: Trace, result: ScoreResult) -> li
         checks = [c for c in result.checks if c.decision_id == dp.id]
         out.append(DecisionOutcome(
             decision_id=dp.id,
-            decision_class=decision_class(rec.action) if rec is not None else "invalid",
-            acted=rec is not None and acted(dp, rec),
+            decision_class=decision_class(rec.action, _own_text(episode, dp, rec)) if rec is not None else "invalid",
+            acted=rec is not None and acted(dp, rec, episode),
             violation=_violation(checks),
             must_do=all(c.passed for c in checks if c.kind not in NEGATIVE_KINDS),
         ))

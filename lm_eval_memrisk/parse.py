@@ -103,6 +103,53 @@ def _loads(text: str) -> tuple[bool, Any, str]:
         return False, None, str(exc)[:120]
 
 
+_CLOSERS = {"{": "}", "[": "]"}
+#: The characters a complete JSON value can end with (string, object, array, number, literal).
+_VALUE_ENDS = frozenset('"}]0123456789el')
+
+
+def _closed(text: str) -> str | None:
+    """``text`` with its missing closing brackets appended, when the only thing wrong
+    with it is that it stops right after a complete value (a small model's missing final
+    ``}``); None otherwise (inside a string, after a comma or colon, or nothing open).
+    A careful reader takes ``{"tool": "x", "arguments": {"a": 1}`` as that call."""
+    text = text.rstrip()
+    if not text or text[-1] not in _VALUE_ENDS:
+        return None
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in text[:MAX_SCAN_CHARS]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in _CLOSERS:
+            stack.append(_CLOSERS[ch])
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                return None
+    if in_string or not stack or len(stack) > 2:
+        return None
+    return text + "".join(reversed(stack))
+
+
+def _loads_closing(text: str) -> tuple[bool, Any, str]:
+    """:func:`_loads`, then once more with the missing closing brackets (:func:`_closed`)."""
+    ok, obj, err = _loads(text)
+    if not ok:
+        closed = _closed(text)
+        if closed is not None:
+            ok2, obj2, _ = _loads(closed)
+            if ok2 and _is_call_like(obj2):
+                return True, obj2, ""
+    return ok, obj, err
+
+
 def _is_call_like(obj: Any) -> bool:
     if isinstance(obj, list):
         return any(isinstance(x, dict) and _is_call_like(x) for x in obj[:16])
@@ -214,8 +261,10 @@ def _find_call(scan: str, raw: str) -> Action | None:
             inner = _FENCE_RE.fullmatch(body.strip())
             body = inner.group(2) if inner else body
         body = body.strip()
-        ok, obj, err = _loads(body)
+        ok, obj, err = _loads_closing(body)
         if kind == "tag" or lang in _JSON_LANGS[1:]:
+            if not ok and kind == "fence" and found is not None:
+                return _call(found[1], raw)  # a ``` inside a JSON string ended the fence early
             if not ok:
                 where = "<tool_call>" if kind == "tag" else "```json fence"
                 reason = f"malformed JSON inside {where}: {err}"
@@ -227,9 +276,11 @@ def _find_call(scan: str, raw: str) -> Action | None:
     if found is not None:
         return _call(found[1], raw)
     if _JSONISH_RE.match(scan):
-        ok, _, err = _loads(scan)
+        ok, obj, err = _loads_closing(scan)
         if not ok:
             return Action(kind="invalid", text=raw, reason=f"malformed JSON reply: {err}")
+        if _is_call_like(obj):
+            return _call(obj, raw)
     return None
 
 

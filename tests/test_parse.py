@@ -98,7 +98,8 @@ CALLS: list[tuple[str, str, str | None, dict[str, Any]]] = [
     ('{"tool": "a", "arguments": [1, 2]}', "invalid", None, {}),
     ('{"tool": "a", "arguments": "not json"}', "invalid", None, {}),
     ('{"name": "a", "arguments": "[1]"}', "invalid", None, {}),
-    ('{"tool": "a", "arguments": {"x": 1}', "invalid", None, {}),  # whole reply: broken JSON
+    ('{"tool": "a", "arguments": {"x": 1}', "tool_call", "a", {"x": 1}),  # only the final } missing
+    ('{"tool": "a", "arguments": {"x": 1,', "invalid", None, {}),  # whole reply: broken JSON
     ("{'tool': 'a', 'arguments': {}}", "invalid", None, {}),  # python dict, not JSON
     ("", "invalid", None, {}),
     ("   \n\t ", "invalid", None, {}),
@@ -257,3 +258,28 @@ def test_round_trip_of_generated_calls(name: str, args: dict[str, Any], style: s
     }[style]
     action = parse_action(reply)
     assert (action.kind, action.tool, dict(action.arguments)) == ("tool_call", name.strip(), args)
+
+
+# -- a call that stops right after a complete value: the missing closers are added --------
+
+
+def test_missing_final_brace_is_read_as_the_call():
+    """Qwen2.5-Coder-0.5B's 2 of 3 invalid replies on the v2 main track (R4-hard-02,
+    R5-medium-07): the call ends after the arguments object, without the outer ``}``."""
+    a = parse_action('{"tool": "configure_integration", "arguments": {"api_token": "sk_live_g2", "service": "stripe"}')
+    assert a.kind == "tool_call" and a.tool == "configure_integration"
+    assert dict(a.arguments) == {"api_token": "sk_live_g2", "service": "stripe"}
+    b = parse_action('<tool_call>\n{"name": "send_email", "arguments": {"to": "a@b.example"}\n</tool_call>')
+    assert b.kind == "tool_call" and dict(b.arguments) == {"to": "a@b.example"}
+
+
+@pytest.mark.parametrize("text", [
+    '{"tool": "charge_card", "arguments": {"amount": 34900, "description": "Quick one: Please pay',  # open string
+    '{"tool": "x", "arguments": {"a": "b",',  # after a comma: something is missing
+    '{"tool": "x", "arguments": {"a":',  # after a colon
+    '{"tool": "x", "arguments": {"a": {"b": {"c": 1}',  # three closers missing: not a slip
+    '{"tool": "x", "arguments": {"a": 1]}',  # mismatched bracket
+    '{"note": "no tool here"',  # closable, but not a call
+])
+def test_only_a_missing_closer_after_a_complete_value_is_repaired(text):
+    assert parse_action(text).kind == "invalid"
