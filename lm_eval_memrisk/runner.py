@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 from lm_eval_memrisk.checks import memory_used
 from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.generation import cut_at_stop
 from lm_eval_memrisk.parse import parse_action
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.render import (
@@ -66,8 +67,11 @@ def _depth(value: Any) -> int:
 
 
 def parse_reply(text: str) -> Action:
-    """:func:`parse_action`, with too deeply nested tool-call arguments made ``invalid``."""
-    action = parse_action(text)
+    """:func:`parse_action` of the reply up to the first of the benchmark's stop sequences
+    (what a backend that honours them returns; lm-eval's API models send only four, so a
+    server may return the run-on), with too deeply nested tool-call arguments made
+    ``invalid``."""
+    action = parse_action(cut_at_stop(text))
     if action.kind == "tool_call" and _depth(action.arguments) > MAX_ARGUMENT_DEPTH:
         return Action(
             kind="invalid", text=action.text, tool=action.tool,

@@ -6,8 +6,10 @@
 # runs/reference/<system>/.
 # Usage: bash scripts/build_reference_set.sh [SYSTEM...]   (default: all, then pack)
 # "agent-NAME" adds a reference agent, "weak-NAME" a planted-weakness profile
-# (weak:NAME); "pack" gzips runs/reference/* into selector/data/reference/ (the
-# committed reference set).
+# (weak:NAME); "rescore" re-scores every run's logged replies with the installed
+# scorer in place (same replies, current metrics: for runs logged by an older scorer
+# version); "pack" gzips runs/reference/* into selector/data/reference/ (the committed
+# reference set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=runs/reference
@@ -68,6 +70,11 @@ for sys in "${@:-${ALL[@]}}"; do
     agent-*) run_agent "$sys" "${sys#agent-}" ;;
     weak-*) [ -n "${WEAK[$sys]:-}" ] || { echo "unknown planted profile $sys" >&2; exit 2; }
             run_agent "$sys" "weak:${WEAK[$sys]}" ;;
+    rescore)
+      for dir in "$OUT"/*/; do
+        memrisk rescore "$dir" > /dev/null
+        for f in "$dir"samples_*.rescored-default-revised.jsonl; do mv "$f" "${f%.rescored-default-revised.jsonl}.jsonl"; done
+      done ;;
     pack) python -c "from selector.reference import pack; import pathlib, sys; [print(p) for p in pack(sorted(pathlib.Path('$OUT').iterdir()))]" ;;
     *) echo "unknown system $sys" >&2; exit 2 ;;
   esac

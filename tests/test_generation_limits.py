@@ -136,3 +136,18 @@ def test_real_tokenizers_fit_every_reference_action(model):
     longest = max(len(llm.tokenize(r.encode("utf-8"), add_bos=False, special=True)) for _, r in reference_replies())
     assert longest <= MAX_GEN_TOKS
     print(f"{model}: longest reference action {longest} tokens (limit {MAX_GEN_TOKS})")
+
+
+def test_a_run_on_the_backend_did_not_stop_is_cut_before_scoring():
+    """lm-eval's API models send only the first four stop sequences; llama-cpp-python's
+    server then returned SmolLM2's reply to R3-easy-01 with a made-up
+    "\\n\\nAssistant: ..." turn that the in-process model had stopped at.  Scoring reads
+    the reply up to the benchmark's first stop sequence, whatever the backend honoured."""
+    from lm_eval_memrisk.runner import parse_reply
+
+    call = '{"tool": "send_email", "arguments": {"to": "a@b.example"}}'
+    for stop in STOP_SEQUENCES:
+        run_on = call + stop + ' {"tool": "delete_everything", "arguments": {}}'
+        action = parse_reply(run_on)
+        assert action.kind == "tool_call" and action.tool == "send_email", stop
+        assert parse_reply("Done, sent." + stop + " Thanks!").text == "Done, sent."
