@@ -2,7 +2,7 @@
 
     python benchmarks/bench_presentations.py --model qwen2.5-coder-0.5b --presentation history \
         [--tools text|native] [--slice fixed10|fixed25|full] [--threads 1] [--out DIR]
-    python benchmarks/bench_presentations.py --from RUN_DIR   # summarise a finished run
+    python benchmarks/bench_presentations.py --from RUN_DIR... [--markdown]   # summarise finished runs
 
 Runs the main track, or a fixed stratified slice with the same ids in every run
 (``fixed25``: per risk the first two easy, first two medium and first hard episode;
@@ -26,6 +26,7 @@ import json
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 RISKS = ("R1", "R2", "R3", "R4", "R5")
@@ -76,8 +77,6 @@ def summarize(samples: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
 
 def summarize_run_dir(run_dir: str) -> dict[str, Any]:
     """The summary object of a finished lm-eval run folder (newest results file)."""
-    from pathlib import Path
-
     folder = Path(run_dir)
     results = sorted(folder.glob("results_*.json"))
     if not results:
@@ -102,6 +101,24 @@ def summarize_run_dir(run_dir: str) -> dict[str, Any]:
     }
 
 
+def markdown_row(summary: dict[str, Any]) -> str:
+    """``| run | presentation | tools | R1 … R5 | all | violations/acted | invalid | evaluated/prompt | gen | wall |``
+    with cells ``passed · acted/decisions · episodes with a violation``."""
+    def cell(c: dict[str, Any]) -> str:
+        return f"{c.get('passed', 0)} · {c.get('acted', 0)}/{c.get('decisions', 0)} · {c.get('violation_episodes', 0)}"
+
+    by = summary["by_risk"]
+    total = by["all"]
+    return " | ".join([
+        f"| {Path(summary['run']).name}", summary["presentation"], summary["tools"],
+        *[cell(by[r]) for r in RISKS], cell(total),
+        f"{total.get('violations_when_acted', 0)}/{total.get('acted', 0)}",
+        str(total.get("class_invalid", 0)),
+        f"{summary['prompt_tokens_evaluated']:,}/{summary['prompt_tokens']:,}",
+        f"{summary['generated_tokens']:,}", f"{summary['wall_s']:.0f} |",
+    ])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
@@ -110,10 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slice", default="fixed25", choices=("fixed5", "fixed10", "fixed25", "full"))
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", help="also write lm-eval results and samples here")
-    ap.add_argument("--from", dest="from_dir", metavar="RUN_DIR", help="summarise a finished run instead")
+    ap.add_argument("--from", dest="from_dirs", metavar="RUN_DIR", nargs="+",
+                    help="summarise finished runs instead (one JSON object each)")
+    ap.add_argument("--markdown", action="store_true", help="with --from: one Markdown table row per run")
     args = ap.parse_args(argv)
-    if args.from_dir:
-        print(json.dumps(summarize_run_dir(args.from_dir), sort_keys=True))
+    if args.from_dirs:
+        for run_dir in args.from_dirs:
+            summary = summarize_run_dir(run_dir)
+            print(markdown_row(summary) if args.markdown else json.dumps(summary, sort_keys=True))
         return 0
 
     from lm_eval import simple_evaluate
