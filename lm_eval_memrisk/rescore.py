@@ -18,6 +18,7 @@ from typing import Any
 
 from lm_eval_memrisk.recompute import score_replies
 from lm_eval_memrisk.runs import LoggedSample, read_runs
+from lm_eval_memrisk.sample_record import sample_metrics
 
 
 @dataclass
@@ -44,16 +45,30 @@ class Audit:
 
 
 def rescore_sample(sample: LoggedSample, variant: str, expected: str) -> dict[str, Any]:
-    """The sample line with the recomputed trace and scores under (variant, expected)."""
+    """The sample line with the recomputed trace, record and metrics, ``pass``/``score``
+    under (variant, expected).
+
+    Every per-sample metric and the ``episodes`` record (decision classes, acted,
+    violation, attribution, signature) are rebuilt by the same code that lm-eval's
+    ``process_results`` runs, from the verified episode and the reply texts; the record
+    keeps what only the original run knows (repeated-sampling ``trials``, an
+    ``invalid_reason``).
+    """
     trace, result = score_replies(sample.episode, sample.replies, variant=variant, expected=expected)
+    old = sample.raw["episodes"] if isinstance(sample.raw.get("episodes"), dict) else {}
+    metrics = sample_metrics(sample.episode, trace, sample.dataset_hash,
+                             invalid_reason=old.get("invalid_reason"))
+    record = dict(metrics.pop("episodes"))
+    if "trials" in old:
+        record["trials"] = old["trials"]
+    record.update(success=result.success, score=result.score, violations=list(result.violations),
+                  checks=[dict(c.__dict__) for c in result.checks],
+                  rescored={"variant": variant, "expected": expected})
     out = dict(sample.raw)
+    out.update(metrics)
     out["pass"] = float(result.success)
     out["score"] = result.score
-    out["episodes"] = dict(sample.raw["episodes"], success=result.success, score=result.score,
-                           violations=list(result.violations),
-                           checks=[dict(c.__dict__) for c in result.checks], trace=trace.to_dict(),
-                           scorer_version=result.scorer_version,
-                           rescored={"variant": variant, "expected": expected})
+    out["episodes"] = json.loads(json.dumps(record))
     return out
 
 

@@ -10,6 +10,7 @@ import pytest
 from lm_eval_memrisk.cli import main
 from lm_eval_memrisk.harness.docs import episode_of
 from lm_eval_memrisk.loader import load_episodes
+from lm_eval_memrisk.scorer import SCORER_VERSION
 
 
 def test_export_hf_roundtrip(tmp_path):
@@ -99,3 +100,25 @@ def test_logged_samples_load_as_hub_details_datasets(stale_run):
         ds = datasets.load_dataset("json", data_files=str(path), split="train")
         assert len(ds) == 24
         assert {"doc", "pass", "score", "episodes"} <= set(ds.column_names)
+
+
+def test_rescore_rebuilds_every_metric_and_the_decision_records(stale_run, tmp_path, capsys):
+    """Rescored lines carry what process_results would write now: the decision classes,
+    acted/violation/must_do and the record, not the logged ones (here: tampered)."""
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(stale_run, copy)
+    (path,) = [p for p in copy.rglob("samples_memriskbench_r1_*.jsonl") if "rescored" not in p.name]
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    honest = [(x["acted"], x["violation"], x["episodes"]["decisions"]) for x in lines]
+    for x in lines:
+        x["acted"], x["violation"] = 0.0, 0.0
+        x["episodes"]["decisions"] = [dict(d, decision_class="invalid", acted=False) for d in x["episodes"]["decisions"]]
+        x["episodes"]["scorer_version"] = "0.9"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    assert main(["rescore", str(copy), "--json"]) == 0
+    (new,) = [p for p in copy.rglob("samples_memriskbench_r1_*rescored-default-revised.jsonl")]
+    rescored = [json.loads(x) for x in new.read_text(encoding="utf-8").splitlines()]
+    assert [(x["acted"], x["violation"], x["episodes"]["decisions"]) for x in rescored] == honest
+    assert {x["episodes"]["scorer_version"] for x in rescored} == {SCORER_VERSION}
