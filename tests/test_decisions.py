@@ -104,6 +104,20 @@ def test_pass_hat_k_needs_every_sample_to_pass():
     assert "pass_hat_k" not in single and "k=" not in single["episodes"]["signature"]
 
 
+def test_violation_any_k_flags_a_violation_in_one_of_k_runs():
+    """A sparse failure: three clean runs and one that uses the superseded value."""
+    ep = next(e for e in MAIN if e.risk == "R1" and "tool" in dict(e.decision_points[0].reference or {}))
+    dp = ep.decision_points[0]
+    doc = dict(to_rows([ep])[0], temperature="0.7")
+    good = action_to_reply(dict(dp.reference or {}))
+    stale = run_episode(ep, get_agent("stale")).decision(dp.id).action.text
+    assert stale != good
+    out = evaluate_doc(doc, [[good, good, stale, good]])
+    assert out["violation"] == 0.0 and out["violation_any_k"] == 1.0  # the first run is clean
+    assert out["episodes"]["trials"]["violations"] == [False, False, True, False]
+    assert evaluate_doc(doc, [[good] * 4])["violation_any_k"] == 0.0
+
+
 def test_do_nothing_agent_is_the_floor():
     agent = get_agent("do-nothing")
     for ep in MAIN:

@@ -96,7 +96,8 @@ def _settings_from_metadata(config: dict[str, Any]) -> None:
         config["filter_list"] = [{"name": "none", "filter": [{"function": "take_first_k", "k": k}]}]
         listed = {m["metric"] for m in config.get("metric_list") or []}
         config["metric_list"] = list(config.get("metric_list") or []) + [
-            {"metric": m, "aggregation": "mean", "higher_is_better": True} for m in REPEAT_METRICS if m not in listed
+            {"metric": m, "aggregation": "mean", "higher_is_better": m != "violation_any_k"}
+            for m in REPEAT_METRICS if m not in listed
         ]
     config["generation_kwargs"] = gen
 
