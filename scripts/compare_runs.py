@@ -1,6 +1,6 @@
 """Paired comparison of runs on the same episodes: per-risk pass and violation, McNemar.
 
-    python scripts/compare_runs.py BASE=DIR NAME=DIR ... [--episodes FILE] [--markdown]
+    python scripts/compare_runs.py BASE=DIR NAME=DIR ... [--episodes FILE] [--shared] [--markdown]
 
 The first run is the baseline (e.g. the ``full`` memory policy, or scripted mode).
 Every run is read through the one run-folder reader (scores recomputed from the
@@ -33,7 +33,8 @@ def _paired(base: dict[str, Any], other: dict[str, Any], ids: list[str], attr: s
     return {"p": p, "only_base": only_base, "only_other": only_other}
 
 
-def compare(runs: Sequence[str], episodes: Sequence[str] = ()) -> list[dict[str, Any]]:
+def compare(runs: Sequence[str], episodes: Sequence[str] = (), shared: bool = False) -> list[dict[str, Any]]:
+    """Rows of :func:`markdown`; ``shared``: only the episodes every run has."""
     def note(msg: str) -> None:
         print(f"compare_runs: {msg}", file=sys.stderr)
 
@@ -42,6 +43,9 @@ def compare(runs: Sequence[str], episodes: Sequence[str] = ()) -> list[dict[str,
     if len(hashes) > 1:
         raise SystemExit(f"compare_runs: the runs used different datasets ({sorted(hashes)}); refusing to pair them")
     by_id = [{e.episode_id: e for e in s.episodes if e.risk in MAIN_RISKS} for s in systems]
+    if shared:
+        common = set.intersection(*(set(b) for b in by_id))
+        by_id = [{i: e for i, e in b.items() if i in common} for b in by_id]
     rows = []
     for s, eps in zip(systems, by_id):
         row: dict[str, Any] = {"system": s.name, "policy": s.signature.memory_policy, "mode": s.signature.mode,
@@ -79,8 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("runs", nargs="+", help="NAME=DIR or DIR; the first is the baseline")
     ap.add_argument("--episodes", action="append", default=[], help="episode file the runs used")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table (cells: passed/n · violations)")
+    ap.add_argument("--shared", action="store_true", help="only the episodes every run has (e.g. a slice)")
     args = ap.parse_args(argv)
-    rows = compare(args.runs, args.episodes)
+    rows = compare(args.runs, args.episodes, shared=args.shared)
     print(markdown(rows) if args.markdown else json.dumps(rows, indent=2, sort_keys=True))
     return 0
 

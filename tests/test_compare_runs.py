@@ -47,3 +47,10 @@ def test_markdown_names_each_run_with_its_cells(runs, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[2].startswith("| oracle | full | scripted | 6/6 · 0 |")
     assert out[3].startswith("| stale | full | scripted | 0/6 · 6 |") and "0.0312 (6/0)" in out[3]
+
+
+def test_shared_keeps_only_the_episodes_every_run_has(runs, tmp_path):
+    assert memrisk(["run", "--agent", "oracle", "--risk", "R1", "--limit", "2", "--out", str(tmp_path / "two")]) == 0
+    rows = _load().compare([f"six={runs / 'oracle'}", f"two={tmp_path / 'two'}"], shared=True)
+    assert [r["risks"]["R1"]["n"] for r in rows] == [2, 2]
+    assert rows[1]["risks"]["R1"]["vs_base"]["n"] == 2
