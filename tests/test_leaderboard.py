@@ -358,7 +358,7 @@ def test_markdown_content(board: Leaderboard) -> None:
     assert "overall, R1, R2, R3, R6" in gamma
     assert (
         "- **gamma**: `model=gamma | data=sha256:" in md
-        and "policy=recency:3 | mode=interactive`" in md
+        and "policy=recency:3 | mode=interactive | presentation=" in md
     )
 
 

@@ -13,10 +13,11 @@ from selector.reference import REFERENCE_DIR, systems
 SHIPPED = SUBSET_DIR / "subset20.json"
 
 
-def test_reference_set_has_at_least_five_real_systems():
+def test_reference_set_has_real_models_and_planted_profiles():
     names = systems()
-    real = [n for n in names if not n.startswith("agent-")]
-    assert len(real) >= 5, names
+    real = [n for n in names if not n.startswith(("agent-", "weak-"))]
+    planted = [n for n in names if n.startswith("weak-")]
+    assert len(real) >= 5 and len(planted) >= 8, names
     for name in names:
         files = sorted(p.name for p in (REFERENCE_DIR / name).iterdir())
         assert sum(f.startswith("results_") for f in files) == 1

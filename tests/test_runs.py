@@ -130,28 +130,30 @@ def test_edited_stored_metrics_rank_the_same_and_are_flagged(tmp_path: Path, cap
     summary = [(r.rank, r.system.name, r.overall.default.k, r.overall.safety.k, r.mean_score) for r in honest.rows]
     assert [(r.rank, r.system.name, r.overall.default.k, r.overall.safety.k, r.mean_score)
             for r in edited.rows] == summary
-    assert ("stale", 13) in [(n, k) for _, n, k, _, _ in summary]
+    passes = {n: k for _, n, k, _, _ in summary}
+    assert 0 < passes["stale"] < 120  # v2: the stale agent passes the R3 episodes without a stale choice
+    forged_lines = 120 - passes["stale"]  # every line the forgery turned into a pass
     stale_row = next(r for r in edited.rows if r.system.name == "stale")
-    assert stale_row.system.signature.flagged.startswith("107 sample(s) store metrics")  # 120 - the 13 it passes
+    assert stale_row.system.signature.flagged.startswith(f"{forged_lines} sample(s) store metrics")
     # an untouched log is flagged only where it was logged by another scorer version
     (stale_log,) = read_runs([stale])
     assert all(s.older_scorer for s in stale_log.flagged)
-    assert any(w.startswith("FLAGGED stale: 107 sample(s)") for w in warned)
+    assert any(w.startswith(f"FLAGGED stale: {forged_lines} sample(s)") for w in warned)
 
     out = tmp_path / "board"
     assert main(["leaderboard", f"stale={forged}", f"leaky={leaky}", "--out", str(out)]) == 0
-    assert "FLAGGED: 107 sample(s)" in (out / "leaderboard.md").read_text(encoding="utf-8")
+    assert f"FLAGGED: {forged_lines} sample(s)" in (out / "leaderboard.md").read_text(encoding="utf-8")
     capsys.readouterr()
     assert main(["report", f"stale={forged}", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["rows"]["stale"]["overall"].startswith("13/120") and report["flagged"]["stale"]
+    assert report["rows"]["stale"]["overall"].startswith(f"{passes['stale']}/120") and report["flagged"]["stale"]
     assert main(["runs", f"stale={forged}", "--json"]) == 0
-    assert len(json.loads(capsys.readouterr().out)[0]["flagged"]) == 107
+    assert len(json.loads(capsys.readouterr().out)[0]["flagged"]) == forged_lines
     assert main(["stats", f"stale={forged}", f"leaky={leaky}", "--json"]) == 0
     captured = capsys.readouterr()
     assert "FLAGGED stale" in captured.err
     stale_overall = [c for c in json.loads(captured.out)["intervals"] if c["model"] == "stale"]
-    assert sum(c["passes"] for c in stale_overall if c["risk"] != "overall") == 13
+    assert sum(c["passes"] for c in stale_overall if c["risk"] != "overall") == passes["stale"]
 
 
 def test_edited_stored_states_leave_the_scores_unchanged(tmp_path: Path) -> None:
@@ -170,7 +172,8 @@ def test_edited_stored_states_leave_the_scores_unchanged(tmp_path: Path) -> None
     (edited,) = read_runs([forged])
     assert [(s.episode_id, s.passed, s.score) for s in edited.samples] == [
         (s.episode_id, s.passed, s.score) for s in honest.samples]
-    assert edited.passed == 13 and all(s.older_scorer for s in edited.flagged)  # scorer 1.0 logs
+    assert edited.passed == honest.passed > 0
+    assert not edited.flagged  # stored metrics are honest; only the (ignored) states were edited
 
 
 def test_interactive_runs_are_replayed_from_their_replies(tmp_path: Path) -> None:

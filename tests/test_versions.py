@@ -1,5 +1,5 @@
-"""Dataset versions: v2 is the default, v1 stays loadable by name and pinned where the
-shipped artefacts (subset20, the reference set) were built on it."""
+"""Dataset versions: v2 is the default, v1 stays loadable by name; a shipped subset
+loads the version it was selected on (subset20: v2, rebuilt on the v2 reference set)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,22 @@ from lm_eval_memrisk.loader import dataset_hash, load_episodes
 from lm_eval_memrisk.runs import known_datasets
 
 
-def test_subset20_loads_v1_episodes_by_id() -> None:
+def test_subset20_loads_the_version_it_was_selected_on() -> None:
     pytest.importorskip("datasets")
-    from lm_eval_memrisk.harness.dataset import load_docs
+    from lm_eval_memrisk.harness.dataset import SUBSET_VERSIONS, load_docs
+    from lm_eval_memrisk.harness.docs import SUBSET_DIR
 
+    version = SUBSET_VERSIONS["subset20"]
+    assert version == "v2"
+    subset = json.loads((SUBSET_DIR / "subset20.json").read_text(encoding="utf-8"))
+    assert f"data={dataset_hash(version)}" in subset["signature"]  # selected on that version's runs
     rows = load_docs(track="main", subset="subset20")["test"]
-    v1 = {e.id: e for e in load_episodes("v1", track="all")}
+    episodes = {e.id: e for e in load_episodes(version, track="all")}
     assert len(rows) == 24
     for row in rows:
-        assert row["version"] == "1.0"
-        assert json.loads(row["episode_json"]) == json.loads(dumps_episode(v1[row["episode_id"]]))
-    assert {row["dataset_hash"] for row in rows} == {dataset_hash("v1")}
+        assert row["version"] == "2.0"
+        assert json.loads(row["episode_json"]) == json.loads(dumps_episode(episodes[row["episode_id"]]))
+    assert {row["dataset_hash"] for row in rows} == {dataset_hash(version)}
 
 
 def test_default_tasks_load_v2() -> None:

@@ -40,12 +40,17 @@ def flags_text(row: Row) -> str:
 
 
 def signature_text(sig: Signature) -> str:
-    """One-line result signature: model (hash), dataset, scorer, variant, policy, mode."""
+    """One-line result signature: model (hash), dataset, scorer, variant, policy, mode,
+    and the presentation and tool mode when the run recorded them."""
     model = f"{sig.model} ({sig.model_hash})" if sig.model_hash else sig.model
     text = (
         f"model={model} | data={sig.dataset_hash} | scorer={sig.scorer_version} | "
         f"variant={sig.variant} | policy={sig.memory_policy} | mode={sig.mode}"
     )
+    fields = dict(part.split("=", 1) for part in sig.raw.split("|") if "=" in part)
+    for key in ("presentation", "tools"):
+        if key in fields:
+            text += f" | {key}={fields[key]}"
     return text + (f" | FLAGGED: {sig.flagged}" if sig.flagged else "")
 
 
