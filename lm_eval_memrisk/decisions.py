@@ -70,10 +70,12 @@ def needed_values(dp: Event) -> list[str]:
     return sorted(set(values))
 
 
-def acted(dp: Event, record: DecisionRecord, episode: Episode | None = None) -> bool:
+def acted(dp: Event, record: DecisionRecord, episode: Episode | None = None, cls: str | None = None) -> bool:
     """Whether the reply engages the decision (see the module docstring); with
-    ``episode``, asking and declining count only in the reply's own words."""
-    cls = decision_class(record.action, None if episode is None else _own_text(episode, dp, record))
+    ``episode``, asking and declining count only in the reply's own words.  ``cls``:
+    the decision class when the caller has it already."""
+    if cls is None:
+        cls = decision_class(record.action, None if episode is None else _own_text(episode, dp, record))
     if cls == "tool_call":
         return True
     if cls == "invalid":
@@ -103,10 +105,11 @@ def decision_outcomes(episode: Episode, trace: Trace, result: ScoreResult) -> li
     for dp in episode.decision_points:
         rec = trace.decision(dp.id)
         checks = [c for c in result.checks if c.decision_id == dp.id]
+        cls = decision_class(rec.action, _own_text(episode, dp, rec)) if rec is not None else "invalid"
         out.append(DecisionOutcome(
             decision_id=dp.id,
-            decision_class=decision_class(rec.action, _own_text(episode, dp, rec)) if rec is not None else "invalid",
-            acted=rec is not None and acted(dp, rec, episode),
+            decision_class=cls,
+            acted=rec is not None and acted(dp, rec, episode, cls),
             violation=_violation(checks),
             must_do=all(c.passed for c in checks if c.kind not in NEGATIVE_KINDS),
         ))
