@@ -114,11 +114,11 @@ def _closed(text: str) -> str | None:
     ``}``); None otherwise (inside a string, after a comma or colon, or nothing open).
     A careful reader takes ``{"tool": "x", "arguments": {"a": 1}`` as that call."""
     text = text.rstrip()
-    if not text or text[-1] not in _VALUE_ENDS:
+    if not text or text[-1] not in _VALUE_ENDS or len(text) > MAX_SCAN_CHARS:
         return None
     stack: list[str] = []
     in_string = escaped = False
-    for ch in text[:MAX_SCAN_CHARS]:
+    for ch in text:
         if in_string:
             if escaped:
                 escaped = False
