@@ -19,6 +19,13 @@ subsets are then scored on fresh outcomes of the same systems under other seeds 
 * ``in_sample_spearman``: the number the selector's own report shows (rho against the
   full-set ranking of the same seed-0 outcomes it selected on), for contrast.
 
+Real models (optional, :class:`RealRuns`): logged lm-eval runs of a model sampled at a
+temperature under different seeds join the planted systems.  Their ranking is not known
+in closed form, so their "known" pass count is *estimated* at full cost from the fresh
+runs (the mean full-set pass count over them); the selection run never enters it.  A
+real system's selection outcomes come from its selection run, its fresh outcomes from
+the fresh run paired with each fresh seed.
+
 Held-out systems: for each system h the selector runs without h (seed-0 outcomes of
 the others), and h's own rank error on the subset (fresh outcomes, among all
 systems) is compared with the known rank, and with Random's over the bootstrap draws.
@@ -27,7 +34,7 @@ systems) is compared with the known rank, and with Random's over the bootstrap d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -127,6 +134,41 @@ def outcomes(episodes: Sequence[Episode], systems: Sequence[str], seed: int) -> 
 
 
 @dataclass(frozen=True)
+class RealRuns:
+    """Logged runs of real systems: one selection run, and one fresh run per fresh seed.
+
+    Every matrix holds the same systems in the same order (e.g. a model sampled at
+    T=0.7 under seed 1 for selection and seed 2 for evaluation)."""
+
+    selection: RunMatrix
+    fresh: tuple[RunMatrix, ...]
+
+    def check(self, episode_ids: Sequence[str], n_fresh: int) -> None:
+        """Raise ``ValueError`` naming what does not line up with the planted systems."""
+        if len(self.fresh) != n_fresh:
+            raise ValueError(f"real systems: {len(self.fresh)} fresh run(s) for {n_fresh} fresh seed(s)")
+        for i, m in enumerate((self.selection, *self.fresh)):
+            what = "selection run" if i == 0 else f"fresh run {i}"
+            if m.systems != self.selection.systems:
+                raise ValueError(f"real systems: the {what} holds {list(m.systems)}, "
+                                 f"the selection run {list(self.selection.systems)}")
+            if tuple(m.episode_ids) != tuple(episode_ids):
+                missing = sorted(set(episode_ids) - set(m.episode_ids))[:5]
+                raise ValueError(f"real systems: the {what} does not cover the same main-track episodes "
+                                 f"({len(m.episode_ids)} vs {len(episode_ids)}; missing e.g. {missing})")
+
+
+def join_systems(a: RunMatrix, b: RunMatrix) -> RunMatrix:
+    """``a`` with ``b``'s systems appended (same episodes, in the same order)."""
+    if a.episode_ids != b.episode_ids:
+        raise ValueError("join_systems: the two matrices cover different episodes")
+    return replace(
+        a, systems=a.systems + b.systems, passed=np.concatenate([a.passed, b.passed], axis=1),
+        score=np.concatenate([a.score, b.score], axis=1), trace=np.concatenate([a.trace, b.trace], axis=1),
+    )
+
+
+@dataclass(frozen=True)
 class Truth:
     """The known ranking: expected full-set pass counts and the bottom-k membership."""
 
@@ -174,15 +216,25 @@ def evaluate(
     systems: Sequence[str] = SYSTEMS,
     fresh_seeds: Sequence[int] = (1, 2, 3, 4, 5),
     settings: Settings | None = None,
+    *,
+    selection_seed: int = 0,
+    real: RealRuns | None = None,
 ) -> dict[str, Any]:
     """The out-of-sample comparison (see the module docstring) as a JSON-ready dict."""
     s = settings or Settings()
-    selection = outcomes(episodes, systems, 0)
+    selection = outcomes(episodes, systems, selection_seed)
     fresh = [outcomes(episodes, systems, seed) for seed in fresh_seeds]
     eps = sorted(episodes, key=lambda e: e.id)
+    expected = [expected_pass(n, eps) for n in systems]
+    if real is not None:
+        real.check(selection.episode_ids, len(fresh))
+        selection = join_systems(selection, real.selection)
+        fresh = [join_systems(m, r) for m, r in zip(fresh, real.fresh)]
+        expected += list(np.mean([r.passed.sum(axis=0) for r in real.fresh], axis=0))
+    all_systems = selection.systems
     weights = s.weights
-    k = weights.effective_k(len(systems))
-    truth = Truth(np.array([expected_pass(n, eps) for n in systems]), k)
+    k = weights.effective_k(len(all_systems))
+    truth = Truth(np.array(expected, dtype=np.float64), k)
     n_ep = len(eps)
     fractions = s.all_fractions()
     sizes = [subset_size(f, n_ep) for f in fractions]
@@ -216,13 +268,15 @@ def evaluate(
             rows.append(row)
     full = score_masks(np.ones((1, n_ep), dtype=bool), fresh, truth)
     return {
-        "systems": list(systems),
+        "systems": list(all_systems),
+        "estimated_systems": list(real.selection.systems) if real is not None else [],
+        "selection_seed": selection_seed,
         "fresh_seeds": list(fresh_seeds),
         "n_episodes": n_ep,
         "bootstrap": s.bootstrap,
         "high_risk_k": k,
-        "known_expected_pass": {n: float(v) for n, v in zip(systems, truth.expected)},
-        "known_high_risk": [n for n, mem in zip(systems, truth.membership) if mem > 0],
+        "known_expected_pass": {n: float(v) for n, v in zip(all_systems, truth.expected)},
+        "known_high_risk": [n for n, mem in zip(all_systems, truth.membership) if mem > 0],
         "high_risk_defined": truth.high_risk_defined,
         "full_set": {"spearman": float(full["spearman"][0]), "high_risk": float(full["high_risk"][0])},
         "comparison": rows,
@@ -267,6 +321,8 @@ def markdown(result: dict[str, Any]) -> str:
                      f"{cell(r['high_risk'])} | {cell(r['in_sample_spearman'])} |")
     lines += ["", "| held-out system | known rank | rank error (Risk-Preserving) | rank error (Random, mean [95%]) |",
               "|---|---|---|---|"]
+    estimated = set(result.get("estimated_systems", ()))
     for h in result["held_out"]:
-        lines.append(f"| {h['system']} | {h['known_rank']:g} | {h['rank_error']:.2f} | {cell(h['random_rank_error'])} |")
+        rank = f"{h['known_rank']:g}" + (" (estimated)" if h["system"] in estimated else "")
+        lines.append(f"| {h['system']} | {rank} | {h['rank_error']:.2f} | {cell(h['random_rank_error'])} |")
     return "\n".join(lines) + "\n"

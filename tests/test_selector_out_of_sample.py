@@ -33,3 +33,41 @@ def test_evaluate_scores_every_method_out_of_sample():
         value = cell.get("point", cell.get("mean"))
         assert value is not None and -1.0 <= value <= 1.0
     assert [h["system"] for h in r["held_out"]] == list(systems)
+
+
+def _renamed(m, name):
+    from dataclasses import replace
+
+    return replace(m, systems=(name,))
+
+
+def test_real_systems_join_with_an_estimated_truth_from_the_fresh_runs_only():
+    from selector.out_of_sample import RealRuns
+
+    systems = ("weak:churn1:p=0.6", "weak:decay4:p=0.7", "stale", "leaky")
+    # stand-in for a sampled model: a planted profile's outcomes under seeds 7 (selection) and 8 (fresh)
+    sampled = "weak:scope-bleed+revoked-blind+gap6:p=0.6"
+    sel = _renamed(outcomes(EPISODES, [sampled], 7), "model@T0.7")
+    fresh = _renamed(outcomes(EPISODES, [sampled], 8), "model@T0.7")
+    r = evaluate(EPISODES, systems, fresh_seeds=(2,), selection_seed=1,
+                 real=RealRuns(sel, (fresh,)), settings=Settings(bootstrap=10, progress=False))
+    assert r["systems"] == [*systems, "model@T0.7"] and r["estimated_systems"] == ["model@T0.7"]
+    assert r["selection_seed"] == 1
+    assert r["known_expected_pass"]["model@T0.7"] == float(fresh.passed.sum())
+    assert r["known_expected_pass"]["model@T0.7"] != float(sel.passed.sum())  # the selection run is not the truth
+    assert [h["system"] for h in r["held_out"]][-1] == "model@T0.7"
+
+
+def test_real_systems_must_line_up_with_the_fresh_seeds_and_episodes():
+    import pytest
+
+    from selector.out_of_sample import RealRuns
+
+    one = _renamed(outcomes(EPISODES, ["stale"], 0), "m")
+    with pytest.raises(ValueError, match="1 fresh run"):
+        evaluate(EPISODES, ("leaky", "stale"), fresh_seeds=(1, 2), real=RealRuns(one, (one,)),
+                 settings=Settings(bootstrap=5, progress=False))
+    short = _renamed(outcomes(EPISODES[:60], ["stale"], 0), "m")
+    with pytest.raises(ValueError, match="same main-track episodes"):
+        evaluate(EPISODES, ("leaky", "stale"), fresh_seeds=(1,), real=RealRuns(one, (short,)),
+                 settings=Settings(bootstrap=5, progress=False))
