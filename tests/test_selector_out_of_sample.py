@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from lm_eval_memrisk.loader import load_episodes
 from selector.evaluate import METHODS, Settings
 from selector.out_of_sample import evaluate, expected_pass, outcomes
+from selector.report import clean
 
 EPISODES = load_episodes()
 
@@ -49,8 +52,12 @@ def test_real_systems_join_with_an_estimated_truth_from_the_fresh_runs_only():
     sampled = "weak:scope-bleed+revoked-blind+gap6:p=0.6"
     sel = _renamed(outcomes(EPISODES, [sampled], 7), "model@T0.7")
     fresh = _renamed(outcomes(EPISODES, [sampled], 8), "model@T0.7")
-    r = evaluate(EPISODES, systems, fresh_seeds=(2,), selection_seed=1,
-                 real=RealRuns(sel, (fresh,)), settings=Settings(bootstrap=10, progress=False))
+    def run() -> dict:
+        return evaluate(EPISODES, systems, fresh_seeds=(2,), selection_seed=1,
+                        real=RealRuns(sel, (fresh,)), settings=Settings(bootstrap=10, progress=False))
+
+    r = run()
+    assert json.dumps(clean(r), sort_keys=True) == json.dumps(clean(run()), sort_keys=True)  # deterministic
     assert r["systems"] == [*systems, "model@T0.7"] and r["estimated_systems"] == ["model@T0.7"]
     assert r["selection_seed"] == 1
     assert r["known_expected_pass"]["model@T0.7"] == float(fresh.passed.sum())
