@@ -29,6 +29,7 @@ from selector.greedy import GreedyResult, check_cover, greedy_order, subset_size
 from selector.io import RunMatrix
 from selector.objective import (
     METRICS,
+    TIE_TOL,
     Objective,
     Weights,
     average_ranks,
@@ -169,6 +170,21 @@ def ablation(m: RunMatrix, x: FloatArray, order: IntArray, s: Settings) -> list[
     return rows
 
 
+def psi_steps(m: RunMatrix, order: IntArray, weights: Weights, size: int) -> dict[str, Any]:
+    """How many greedy picks up to ``size`` raised Psi, and how many tied (then feature
+    priority chose: the only picks an ablation can move)."""
+    obj = Objective(m.passed, m.risk_codes, weights)
+    n_ep = len(m.episode_ids)
+    masks = np.zeros((size, n_ep), dtype=bool)
+    for k in range(size):
+        masks[k, order[: k + 1]] = True
+    psi = obj.psi(masks)
+    n_seeds = len(m.risk_names) if weights.beta > 0 else 0
+    gains = np.diff(psi)[max(n_seeds - 1, 0):] if n_seeds else np.diff(np.concatenate([[0.0], psi]))
+    return {"size": size, "seed_picks": min(n_seeds, size), "raised": int((gains > TIE_TOL).sum()),
+            "tied": int((gains <= TIE_TOL).sum()), "psi": float(psi[-1])}
+
+
 # ----------------------------------------------------------------------------- held-out / drift
 
 
@@ -254,6 +270,8 @@ class PipelineResult:
     ablation: list[dict[str, Any]]
     held_out: list[dict[str, Any]]
     drift: dict[str, Any] | None = None
+    psi_steps: dict[str, Any] | None = None
+    """:func:`psi_steps` at ``settings.fraction``."""
 
 
 def select_subset(m: RunMatrix, s: Settings) -> tuple[FloatArray, IntArray, IntArray]:
@@ -279,4 +297,5 @@ def run_pipeline(m: RunMatrix, s: Settings, drift_runs: RunMatrix | None = None,
         matrix=m, settings=s, features=x, order=order, subset=subset,
         comparison=compare_methods(m, x, order, s), ablation=ablation(m, x, order, s),
         held_out=held_out(m, s), drift=drift,
+        psi_steps=psi_steps(m, order, s.weights, subset_size(s.fraction, len(m.episode_ids))),
     )

@@ -127,6 +127,7 @@ def report_doc(r: PipelineResult) -> dict[str, Any]:
                    "episode_ids": [m.episode_ids[i] for i in r.subset],
                    "risk_counts": subset_doc(r)["risk_counts"]},
         "comparison": r.comparison, "ablation": r.ablation, "held_out": r.held_out, "drift": r.drift,
+        "psi_steps": r.psi_steps,
         "per_system_risk": wilson_table(counts_from_matrix(m)),
         "definitions": list(DEFINITIONS), "notes": list(m.notes),
     }
@@ -176,6 +177,12 @@ def render_markdown(r: PipelineResult) -> str:
         out += [f"### {_num(round(f * 100, 6))}% subset ({_size(r, f)} episodes)", ""]
         out += _table(header, rows) + [""]
     out += ["## Feature ablation (Risk-Preserving, one family dropped)", ""]
+    if r.psi_steps is not None:
+        ps = r.psi_steps
+        out += [(f"At {_num(s.fraction)} ({ps['size']} episodes): {ps['seed_picks']} seed-phase picks, then "
+                 f"{ps['raised']} greedy picks that raised Ψ and {ps['tied']} that tied (chosen by feature "
+                 f"priority); Ψ = {_fixed3(ps['psi'])}. Dropping a family can only change the tied picks "
+                 "and the seed phase."), ""]
     rows = [[row["dropped"] if row["dropped"] == "none" else "− " + row["dropped"], _num(row["fraction"])]
             + [_fixed3(row[k]) for k in METRICS] for row in r.ablation]
     out += _table(["Dropped", "Fraction"] + [METRIC_TITLES[k] for k in METRICS], rows) + [""]

@@ -170,3 +170,21 @@ def test_select_cli_without_matplotlib_skips_plots(tmp_path, capsys, monkeypatch
     assert main(["select", *map(str, RUNS), "--bootstrap", "2", "--fraction", "0.4", "--out", str(tmp_path)]) == 0
     assert "the plots were skipped" in capsys.readouterr().err
     assert (tmp_path / "report.md").exists() and not (tmp_path / "ranking.png").exists()
+
+
+def test_psi_steps_counts_raised_and_tied_greedy_picks(result, matrix):
+    from selector.evaluate import mask_of, psi_steps
+    from selector.objective import TIE_TOL, Objective
+
+    steps = result.psi_steps
+    size = len(result.subset)
+    assert steps["size"] == size and steps["seed_picks"] == len(matrix.risk_names)
+    assert steps["raised"] + steps["tied"] == size - steps["seed_picks"]
+    obj = Objective(matrix.passed, matrix.risk_codes, SETTINGS.weights)
+    psi = [float(obj.psi(mask_of(len(matrix.episode_ids), result.order[:k])[None, :])[0]) for k in range(1, size + 1)]
+    gains = np.diff(psi)[steps["seed_picks"] - 1:]
+    assert steps["raised"] == int((gains > TIE_TOL).sum())
+    assert steps["psi"] == psi[-1]
+    # without coverage there is no seed phase: every pick is greedy
+    no_cov = psi_steps(matrix, result.order, dataclasses.replace(SETTINGS.weights, beta=0.0), size)
+    assert no_cov["seed_picks"] == 0 and no_cov["raised"] + no_cov["tied"] == size
