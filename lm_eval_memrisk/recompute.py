@@ -17,7 +17,7 @@ from typing import Any
 
 from lm_eval_memrisk.errors import SamplesError
 from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.render import PRESENTATIONS, TOOL_MODES, make_presentation
+from lm_eval_memrisk.render import PRESENTATIONS, TOOL_MODES, MemoryPolicy, make_presentation
 from lm_eval_memrisk.scorer import ScoreResult, score
 from lm_eval_memrisk.trace import Trace
 
@@ -71,8 +71,13 @@ def replies_of_sample(sample: Mapping[str, Any], where: str) -> Replies:
                    presentation=str(presentation), tools=str(tools))
 
 
-def trace_of_replies(episode: Episode, replies: Replies) -> Trace:
-    """The trace the episode and the reply texts imply (pure, deterministic)."""
+def trace_of_replies(episode: Episode, replies: Replies, policy: MemoryPolicy | None = None) -> Trace:
+    """The trace the episode and the reply texts imply (pure, deterministic).
+
+    Scoring never depends on the memory policy (state comes from the episode), so
+    readers replay without one.  ``policy`` (scripted replies only) rebuilds the
+    prompts as the run showed them, for what depends on the view: the notes shown and
+    the retrieval attribution (:func:`lm_eval_memrisk.rescore.rescore_sample`)."""
     if replies.mode == "interactive":
         trace = _interactive_trace(episode, replies)
     else:
@@ -80,7 +85,7 @@ def trace_of_replies(episode: Episode, replies: Replies) -> Trace:
 
         dp_ids = [dp.id for dp in episode.decision_points]
         by_dp = {dp: (texts[-1] if texts else "") for dp, texts in zip(dp_ids, replies.texts)}
-        trace = trace_from_replies(episode, by_dp, replies.agent, mode="scripted",
+        trace = trace_from_replies(episode, by_dp, replies.agent, policy=policy, mode="scripted",
                                    presentation=make_presentation(replies.presentation, replies.tools))
     return replace(trace, memory_policy=replies.memory_policy, presentation=replies.presentation,
                    tools=replies.tools)

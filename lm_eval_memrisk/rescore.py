@@ -16,9 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.recompute import score_replies
+from lm_eval_memrisk.policies import make_policy
+from lm_eval_memrisk.recompute import trace_of_replies
 from lm_eval_memrisk.runs import LoggedSample, read_runs
 from lm_eval_memrisk.sample_record import sample_metrics
+from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.trace import Trace
 
 
 @dataclass
@@ -54,11 +57,14 @@ def rescore_sample(sample: LoggedSample, variant: str, expected: str) -> dict[st
     keeps what only the original run knows (repeated-sampling ``trials``, an
     ``invalid_reason``).
     """
-    trace, result = score_replies(sample.episode, sample.replies, variant=variant, expected=expected)
+    trace = replayed_trace(sample)
+    result = score(sample.episode, trace, variant=variant, expected=expected)
     old = sample.raw["episodes"] if isinstance(sample.raw.get("episodes"), dict) else {}
     metrics = sample_metrics(sample.episode, trace, sample.dataset_hash,
                              invalid_reason=old.get("invalid_reason"))
     record = dict(metrics.pop("episodes"))
+    if sample.replies.memory_policy != "full" and sample.replies.mode != "scripted":
+        _keep_logged_attribution(record, old)
     if "trials" in old:
         record["trials"] = old["trials"]
     record.update(success=result.success, score=result.score, violations=list(result.violations),
@@ -70,6 +76,26 @@ def rescore_sample(sample: LoggedSample, variant: str, expected: str) -> dict[st
     out["score"] = result.score
     out["episodes"] = json.loads(json.dumps(record))
     return out
+
+
+def replayed_trace(sample: LoggedSample) -> Trace:
+    """The sample's trace rebuilt from its replies; a scripted run under a memory policy
+    other than ``full`` is replayed under that policy, so the notes shown and the
+    retrieval attribution are what the run saw (a policy-free replay shows every note
+    and would relabel every policy-hidden failure as the agent's)."""
+    replies = sample.replies
+    policy = make_policy(replies.memory_policy) if replies.mode == "scripted" else None
+    return trace_of_replies(sample.episode, replies, policy)
+
+
+def _keep_logged_attribution(record: dict[str, Any], old: dict[str, Any]) -> None:
+    """Interactive runs under a policy: the replay cannot rebuild the policy's view, so
+    the hidden decision points are the ones the run logged; the label follows the new
+    verdict (policy-hidden only where a hidden decision point failed)."""
+    hidden = [d for d in old.get("hidden_decisions", []) if isinstance(d, str)]
+    failed = {c["decision_id"] for c in record["checks"] if not c["passed"]}
+    record["hidden_decisions"] = hidden
+    record["failure"] = None if record["success"] else ("policy_hidden" if failed & set(hidden) else "agent")
 
 
 def free_path(path: Path) -> Path:

@@ -122,3 +122,29 @@ def test_rescore_rebuilds_every_metric_and_the_decision_records(stale_run, tmp_p
     rescored = [json.loads(x) for x in new.read_text(encoding="utf-8").splitlines()]
     assert [(x["acted"], x["violation"], x["episodes"]["decisions"]) for x in rescored] == honest
     assert {x["episodes"]["scorer_version"] for x in rescored} == {SCORER_VERSION}
+
+
+def test_rescore_keeps_the_memory_policys_view_and_its_attribution(tmp_path):
+    """A scripted run under recency:3 is replayed under recency:3: the notes shown and the
+    policy-hidden labels are the run's (a policy-free replay showed every note and
+    relabelled every policy-hidden failure as the agent's)."""
+    out = tmp_path / "vo"
+    assert main(["run", "--agent", "visible-oracle", "--memory-policy", "recency:3", "--risk", "R1",
+                 "--out", str(out), "--json"]) == 0
+    logged = {}
+    for path in out.rglob("samples_memriskbench_r1_*.jsonl"):
+        for x in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+            logged[x["episodes"]["episode_id"]] = x["episodes"]
+    hidden = {k for k, v in logged.items() if v["failure"] == "policy_hidden"}
+    assert hidden  # recency:3 hides a needed value in some R1 episodes (the README's ceiling table)
+    assert main(["rescore", str(out), "--json"]) == 0
+    rescored = {}
+    for path in out.rglob("samples_memriskbench_r1_*rescored-default-revised.jsonl"):
+        for x in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+            rescored[x["episodes"]["episode_id"]] = x["episodes"]
+    assert rescored.keys() == logged.keys()
+    for k, rec in rescored.items():
+        assert (rec["failure"], rec["hidden_decisions"]) == (logged[k]["failure"], logged[k]["hidden_decisions"]), k
+        shown = [d["visible_items"] for d in rec["trace"]["decisions"]]
+        assert shown == [d["visible_items"] for d in logged[k]["trace"]["decisions"]], k
+        assert all(len(v) <= 3 for v in shown), k
