@@ -24,11 +24,12 @@ import pytest
 
 from lm_eval_memrisk.agents import action_to_reply, get_agent
 from lm_eval_memrisk.audit import SHORTCUTS, audit
+from lm_eval_memrisk.audit.stats import final_gap, mechanism_pattern
 from lm_eval_memrisk.audit.view import read_view
 from lm_eval_memrisk.cli import main as memrisk
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.build import MAIN_TIERS, R6_TIERS
-from lm_eval_memrisk.generator.verify import MIN_GAP, action_content, write_use_gap
+from lm_eval_memrisk.generator.verify import MIN_GAP
 from lm_eval_memrisk.loader import load_episodes
 from lm_eval_memrisk.normalize import contains_value
 from lm_eval_memrisk.records import MAIN_RISKS, TIERS, Episode
@@ -183,20 +184,12 @@ def test_v3_meets_the_ceilings_on_other_seeds(seed: int) -> None:
     _check_v3_structure(episodes)
 
 
-def _final_gap(ep: Episode) -> int:
-    dp = ep.decision_points[-1]
-    i = ep.events.index(dp)
-    content = action_content(dp.reference or {})
-    used = {it.id for it in ep.memory_items.values() if contains_value(content, it.value)}
-    return write_use_gap(ep, i, used) or MIN_GAP[ep.tier]
-
-
 def _check_v3_structure(episodes: list[Episode]) -> None:
     counts = Counter((ep.risk, ep.tier) for ep in episodes)
     for risk, tiers in (*MAIN_TIERS.items(), ("R6", R6_TIERS)):
         assert tuple(counts[(risk, t)] for t in TIERS) == tiers, risk
     assert sum(ep.track == "main" for ep in episodes) == 120
-    gaps = {t: [_final_gap(ep) for ep in episodes if ep.tier == t] for t in TIERS}
+    gaps = {t: [g for ep in episodes if ep.tier == t if (g := final_gap(ep)) is not None] for t in TIERS}
     assert all(min(gaps[t]) >= MIN_GAP[t] for t in TIERS), {t: min(g) for t, g in gaps.items()}
     means = [sum(g) / len(g) for g in gaps.values()]
     assert means == sorted(means), means
@@ -208,25 +201,8 @@ def _check_v3_structure(episodes: list[Episode]) -> None:
     texts = Counter(e.text for ep in episodes for e in ep.events if e.type == "assistant_message")
     assert max(texts.values()) <= 0.05 * sum(texts.values()), texts.most_common(3)
     for risk in (*MAIN_RISKS, "R6"):
-        patterns = {_pattern(ep) for ep in episodes if ep.risk == risk}
+        patterns = {mechanism_pattern(ep) for ep in episodes if ep.risk == risk}
         assert len(patterns) >= 4, (risk, len(patterns))
-
-
-def _pattern(ep: Episode) -> tuple[tuple[str, ...], ...]:
-    """The mechanism sequence of the final decision's key: writes (kind, source, trust,
-    own scope or not, right or not), revocations, rules, lifts and summaries."""
-    dp = ep.decision_points[-1]
-    slot = str(dp.naive or "")
-    key = next((k for k in sorted({it.key for it in ep.memory_items.values()}) if "{{mem:" + k + "}}" in slot), None)
-    content = action_content(dp.reference or {})
-    out: list[tuple[str, ...]] = []
-    for e in ep.events[: ep.events.index(dp)]:
-        if e.item is not None and e.item.key == key:
-            right = "right" if contains_value(content, e.item.value) else "wrong"
-            out.append((e.type, e.item.source, str(e.item.trust), e.item.scope.split(":")[0], right))
-        elif e.type in ("memory_revoke", "constraint_declare", "constraint_lift", "decision_point"):
-            out.append((e.type,))
-    return tuple(out)
 
 
 def test_v3_structure(v3: list[Episode]) -> None:
@@ -298,3 +274,12 @@ def test_cli_audits_v3_by_name(capsys: pytest.CaptureFixture[str]) -> None:
     out = json.loads(capsys.readouterr().out)
     assert out["shortcuts"]["all-rules"]["main"]["n"] == 120
     assert memrisk(["validate", "v3"]) == 0
+
+
+def test_stats_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    assert memrisk(["audit", "--episodes", "v3", "--stats", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert set(stats["tiers"]) == {"easy", "medium", "hard"}
+    assert all(stats["multi_hop"][r] >= 2 for r in MAIN_RISKS) and stats["multi_hop"]["R6"] == 0
+    assert memrisk(["audit", "--episodes", "v3", "--stats"]) == 0
+    assert "| gap, mean |" in capsys.readouterr().out
