@@ -63,7 +63,7 @@ from lm_eval_memrisk.records import TIER_TURNS
 CONTEXT_FAMILIES = frozenset(
     {"shipping_address", "phone_number", "email_address", "payment_card", "payout_account",
      "api_token", "door_code", "pickup_point", "loyalty_number", "supplier_payment",
-     "meeting_slot", "seat_preference", "deadline", "usual_order"}
+     "meeting_slot", "seat_preference", "usual_order"}
 )  # fmt: skip
 #: Families whose value a colleague would not share (shared values skip them).
 PRIVATE_FAMILIES = frozenset({"medication"})
@@ -427,6 +427,7 @@ def _build(risk: str) -> Callable[[Ctx], Draft]:
         wants_hop = hard and risk != "R6" and (
             ctx.rule in ("trusted_source", "explicit_correction") if risk == "R2"
             else ctx.variant % 4 >= 2 if risk == "R3"  # the patterns with a stated own note
+            else ctx.variant % 4 != 3 if risk == "R1"
             else ctx.variant % 2 == 0
         )  # fmt: skip
         if wants_hop:
