@@ -77,10 +77,10 @@ def dataset_stats(episodes: Sequence[Episode]) -> dict[str, Any]:
                        and e.item.key == slot_key(ep, ep.decision_points[-1]) for e in ep.events)
                    for ep in eps]  # fmt: skip
         tiers[tier] = {
-            "gap_mean": round(mean(gaps), 1) if gaps else 0.0,
+            "gap_mean": float(round(mean(gaps), 1)) if gaps else 0.0,
             "gap_min": min(gaps, default=0),
-            "wrong_notes_final": round(mean(wrong), 1) if wrong else 0.0,
-            "updates_per_episode": round(mean(updates), 1) if updates else 0.0,
+            "wrong_notes_final": float(round(mean(wrong), 1)) if wrong else 0.0,
+            "updates_per_episode": float(round(mean(updates), 1)) if updates else 0.0,
             "multi_decision_episodes": sum(len(ep.decision_points) > 1 for ep in eps),
         }
     risks = (*MAIN_RISKS, "R6")
