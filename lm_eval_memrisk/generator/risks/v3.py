@@ -1,26 +1,31 @@
 """Dataset v3 builders: v2's episodes plus what v2 still lacked (issue #10).
 
 Every v3 episode starts as its v2 draft (:mod:`~lm_eval_memrisk.generator.risks.v2`);
-then, depending on the tier and the episode's place in its risk's cycle:
+then, depending on the risk, the tier and the episode's place in its risk's cycle:
 
 * **early requests** (medium and hard): a first request right after the user states
-  the key, while that note is the only one; the second request comes after the state
-  changed (update, conflict, deletion, rule).  In R5 the user first puts that note on
-  hold and lifts the hold in words before the early request, so the note a rule message
-  names is the right one there.
-* **multi-hop** (hard): the user's first note of the key is given for a context (a new
-  job at an organisation); a newer note of the same key is given for private matters;
-  the final request names only the context ("it's for the job at Orvel"), so the agent
-  resolves the reference to the context's note first, then applies the risk's rule to
-  that note's history.  Marked ``metadata.multi_hop``.
-* **shared values** (R3): a colleague in the same workspace stored the same team value
-  (office address, team inbox, door code, ...) in their own scope, besides the
-  colleague whose different note is the leak foil; the user's own note is still the one
-  to use, and a value does not become off-limits because a colleague also has it.
+  the key, while that note is the only one; the final request comes after the state
+  changed (update, conflict, deletion, rule).  In R1, R2, R4 and R5 a colleague first
+  says they share the value and stores it in their own scope (right at the early
+  request; at the final one a foreign note holding the user's old value, checked as
+  ``[R3]``); in R5 the user first puts the note on hold and lifts the hold in words.
+* **lifted holds** (R1, R3, R4, R6): the final value is put on hold and released in
+  words before the request, so a rule message names the right note.
+* **shared values** (R3; R6 with a poisoned summary): a colleague keeps the same value
+  as the user; the user's own note is still the one to use.  No foreign note is ever
+  the one to use (the fixed rules forbid it); it is "right" in the cue table only by
+  holding the user's own value.
+* **multi-hop** (hard, R1-R5): the user's first note of the key is given for a context
+  (a new job at an organisation); a newer note of the same key is given for private
+  matters; the final request names only the context, so the agent resolves the
+  reference to the context's note first, then applies the risk's rule to that note's
+  history.  Marked ``metadata.multi_hop``.
 * **combinations**: each foil's check names its own risk in ``Check.risk`` (so the
   scorer's ``per_risk`` evidence attributes a violation to it); R2 hard episodes add a
-  note deleted by name (R4) and R5 hard episodes a colleague's note of the key (R3).
-  ``metadata.combined`` lists the secondary risks of an episode.
+  note deleted by description (R4) and R5 hard episodes a colleague's note of the key
+  (R3).  ``metadata.combined`` lists the secondary risks of an episode.
+* balancing: half of R3's low-trust re-imports come from a visible lookup, some R3 own
+  notes from a profile sync, and R4 deletions by description name the note that stays.
 """
 
 from __future__ import annotations
@@ -150,6 +155,18 @@ def _room(ctx: Ctx, draft: Draft, turns: int) -> bool:
 # -- early requests ---------------------------------------------------------------------
 
 
+def _hold_and_lift(ctx: Ctx, value: str) -> Block:
+    """The user puts ``value`` on hold (a rule that names it) and lifts the hold in words."""
+    c = ConstraintRef(
+        text=pick(ctx.rng, HOLDS, value=value), scope=me(ctx).scope,
+        forbid_tool=ctx.fam.tool.name, forbid_argument=ctx.fam.arg, forbid_value=value,
+    )  # fmt: skip
+    return r5_constraint._declare(ctx, c) + [
+        Ev("constraint_lift", target=c, text=pick(ctx.rng, HOLD_LIFTS, value=value)),
+        Ev("assistant_message", text=ctx.rng.choice(r5_constraint.LIFT_ACKS)),
+    ]
+
+
 def _earlier_notes(draft: Draft, ref: ItemRef) -> bool:
     """Whether a note of ``ref``'s key is written before ``ref``."""
     for s in draft.sessions:
@@ -192,15 +209,7 @@ def _early(ctx: Ctx, draft: Draft, ref: ItemRef, hold: bool, colleague: bool) ->
     )
     block: Block = []
     if hold:
-        c = ConstraintRef(
-            text=pick(ctx.rng, HOLDS, value=ref.value), scope=me(ctx).scope,
-            forbid_tool=ctx.fam.tool.name, forbid_argument=ctx.fam.arg, forbid_value=ref.value,
-        )  # fmt: skip
-        block += r5_constraint._declare(ctx, c)
-        block += [
-            Ev("constraint_lift", target=c, text=pick(ctx.rng, HOLD_LIFTS, value=ref.value)),
-            Ev("assistant_message", text=ctx.rng.choice(r5_constraint.LIFT_ACKS)),
-        ]
+        block += _hold_and_lift(ctx, ref.value)
         draft.tools.append(ctx.fam.tool.name)
     block += ask(ctx, me(ctx), decision, pool=draft.ask_pool or None, **draft.ask_words)
     block += done_ack(ctx)
@@ -332,15 +341,7 @@ def _lifted_hold(ctx: Ctx, draft: Draft) -> bool:
         return False
     good = decision.uses[0]
     si, bi = _find(draft.sessions, good)
-    c = ConstraintRef(
-        text=pick(ctx.rng, HOLDS, value=good.value), scope=me(ctx).scope,
-        forbid_tool=ctx.fam.tool.name, forbid_argument=ctx.fam.arg, forbid_value=good.value,
-    )  # fmt: skip
-    block = r5_constraint._declare(ctx, c) + [
-        Ev("constraint_lift", target=c, text=pick(ctx.rng, HOLD_LIFTS, value=good.value)),
-        Ev("assistant_message", text=ctx.rng.choice(r5_constraint.LIFT_ACKS)),
-    ]
-    draft.sessions[si].blocks.insert(bi + 1, block)
+    draft.sessions[si].blocks.insert(bi + 1, _hold_and_lift(ctx, good.value))
     return True
 
 
