@@ -68,3 +68,12 @@ def test_generator_rebuilds_v3_byte_for_byte(tmp_path: Path) -> None:
     out = tmp_path / "v3.jsonl"
     assert generator_cli(["--out", str(out), "--version", "v3"]) == 0
     assert out.read_bytes() == default_dataset_path("v3").read_bytes()
+
+
+def test_lm_eval_tasks_load_v3_by_name() -> None:
+    pytest.importorskip("datasets")
+    from lm_eval_memrisk.harness.dataset import load_docs
+
+    rows = load_docs(risk="R4", episodes="v3")["test"]
+    assert {r["version"] for r in rows} == {"3.0"} and len(rows) == 24
+    assert {r["dataset_hash"] for r in rows} == {dataset_hash("v3")}
