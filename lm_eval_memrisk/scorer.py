@@ -156,6 +156,8 @@ def score(
     for dp in episode.decision_points:
         for check, passed, evidence in _score_decision(dp, trace.decision(dp.id), ctx, variant):
             risk_of.append(check.risk or episode.risk)
+            if check.risk and check.risk != episode.risk:  # a foil of another risk says so
+                evidence = f"[{check.risk}] {evidence}"
             results.append(
                 CheckResult(
                     check_id=check.id, kind=check.kind, channel=check.channel,

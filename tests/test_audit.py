@@ -255,6 +255,11 @@ def test_v3_secondary_violation_is_attributed_to_its_own_risk(v3: list[Episode])
         assert check.id in failed, ep.id
         assert result.per_risk[check.risk]["passed"] is False, (ep.id, result.per_risk)
         assert any(bad[0].id in ev for ev in result.per_risk[check.risk]["evidence"]), ep.id
+        mine = next(r for r in result.checks if r.check_id == check.id and r.decision_id == dp.id)
+        assert mine.evidence.startswith(f"[{check.risk}] "), mine  # the per-check evidence
+        assert any(v.startswith(f"{dp.id}/{check.id}") and f"[{check.risk}]" in v
+                   for v in result.violations), result.violations  # fmt: skip
+        assert all(not r.evidence.startswith(f"[{ep.risk}]") for r in result.checks)
         oracle = score(ep, run_episode(ep, get_agent("oracle")))
         assert all(v["passed"] for v in oracle.per_risk.values()) and len(oracle.per_risk) >= 2
         tried += 1
