@@ -11,8 +11,9 @@ then, depending on the risk, the tier and the episode's place in its risk's cycl
   ``[R3]``); in R5 the user first puts the note on hold and lifts the hold in words.
 * **lifted holds** (R1, R3, R4, R6): the final value is put on hold and released in
   words before the request, so a rule message names the right note.
-* **shared values** (R3; R6 with a poisoned summary): a colleague keeps the same value
-  as the user; the user's own note is still the one to use.  No foreign note is ever
+* **shared values** (R3; R6 with a poisoned summary; R1 and R2 episodes whose foil is
+  another user's note): a colleague keeps the same current value as the user; the
+  user's own note is still the one to use.  No foreign note is ever
   the one to use (the fixed rules forbid it); it is "right" in the cue table only by
   holding the user's own value.
 * **multi-hop** (hard, R1-R5): the user's first note of the key is given for a context
