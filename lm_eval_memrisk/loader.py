@@ -58,9 +58,11 @@ __all__ = [
 
 #: Packaged dataset versions, relative to the ``lm_eval_memrisk`` package.  Old
 #: versions stay loadable by name (``load_episodes("v1")``) so old results reproduce.
-DATASETS: dict[str, str] = {"v1": "data/episodes_v1.jsonl", "v2": "data/episodes_v2.jsonl"}
+DATASETS: dict[str, str] = {
+    "v1": "data/episodes_v1.jsonl", "v2": "data/episodes_v2.jsonl", "v3": "data/episodes_v3.jsonl",
+}  # fmt: skip
 #: An episode's ``version`` field -> the packaged dataset of that version.
-VERSION_FIELDS: dict[str, str] = {"1.0": "v1", "2.0": "v2"}
+VERSION_FIELDS: dict[str, str] = {"1.0": "v1", "2.0": "v2", "3.0": "v3"}
 #: The version loaded when no file is given.
 DEFAULT_DATASET = "v2"
 #: The shipped default dataset, relative to the ``lm_eval_memrisk`` package.
@@ -268,7 +270,7 @@ def _constraint(ctx: _Ctx, value: Any, fld: str) -> Constraint:
 
 
 _CHECK_REQ = ("id", "kind")
-_CHECK_OPT = ("description", *CHECK_PAYLOAD_FIELDS)
+_CHECK_OPT = ("description", *CHECK_PAYLOAD_FIELDS, "risk")
 
 
 def _check(ctx: _Ctx, value: Any, fld: str) -> Check:
@@ -292,6 +294,7 @@ def _check(ctx: _Ctx, value: Any, fld: str) -> Check:
         scope=_opt_str(ctx, obj, "scope", fld, nonempty=True),
         constraint=_opt_str(ctx, obj, "constraint", fld, nonempty=True),
         accept=_str_list(ctx, obj, "accept", fld),
+        risk=_enum(ctx, obj, "risk", fld, RISKS, "risk") if "risk" in obj else None,
     )
 
 

@@ -192,6 +192,9 @@ class Check:
     """Further accepted forms of ``value``/``expected`` generated with the episode
     (BFCL's "possible answers"); the value-type matchers of
     :mod:`lm_eval_memrisk.equivalence` apply to each.  Empty = only ``value``/``expected``."""
+    risk: str | None = None
+    """The risk a violation of this check is attributed to (a foil of another risk in a
+    combined episode, dataset v3); ``None`` = the episode's own risk."""
 
     @property
     def channel(self) -> str:

@@ -131,6 +131,17 @@ def _score_decision(
     return out
 
 
+def _per_risk(own: str, results: list[CheckResult], risk_of: list[str]) -> dict[str, dict[str, Any]]:
+    """``{risk: {"passed", "evidence"}}``: each check counts for the risk it names (a foil
+    of another risk in a combined episode), else for the episode's own risk."""
+    out: dict[str, dict[str, Any]] = {}
+    for risk in dict.fromkeys([own, *risk_of]):
+        mine = [r for r, k in zip(results, risk_of) if k == risk]
+        out[risk] = {"passed": bool(mine) and all(r.passed for r in mine),
+                     "evidence": [r.evidence for r in mine]}  # fmt: skip
+    return out
+
+
 def score(
     episode: Episode, trace: Trace, variant: str = "default", expected: str = "revised"
 ) -> ScoreResult:
@@ -141,8 +152,12 @@ def score(
         raise ValueError(f"expected must be one of {EXPECTED}, not {expected!r}")
     ctx = CheckContext(episode=episode, expected=expected)
     results: list[CheckResult] = []
+    risk_of: list[str] = []
     for dp in episode.decision_points:
         for check, passed, evidence in _score_decision(dp, trace.decision(dp.id), ctx, variant):
+            risk_of.append(check.risk or episode.risk)
+            if check.risk and check.risk != episode.risk:  # a foil of another risk says so
+                evidence = f"[{check.risk}] {evidence}"
             results.append(
                 CheckResult(
                     check_id=check.id, kind=check.kind, channel=check.channel,
@@ -160,7 +175,7 @@ def score(
         score=n_pass / len(results) if results else 0.0,
         violations=violations,
         checks=tuple(results),
-        per_risk={episode.risk: {"passed": success, "evidence": [r.evidence for r in results]}},
+        per_risk=_per_risk(episode.risk, results, risk_of),
         variant=variant,
         expected=expected,
     )

@@ -8,7 +8,10 @@ meets the shortcut ceilings of issue #10 (on the packaged file and on other seed
   all-rules agent at most 70% of the main track;
 * the cue table: cues seen >= 8 times have a right rate in [0.25, 0.75], except the
   cues listed in KNOWN_UNMET (v2 does not meet that ceiling for them yet; the test
-  fails when one of them is fixed, so the list stays honest).
+  fails when one of them is fixed, so the list stays honest);
+* dataset v3 (not the default yet) meets the same ceilings on the packaged file and on
+  seeds 1-3 (cues: KNOWN_UNMET_V3*), has multi-hop hard episodes in R1-R5, and a foil's
+  violation is attributed to the foil's risk in the scorer's per-risk evidence.
 """
 
 from __future__ import annotations
@@ -19,21 +22,32 @@ from typing import Any
 
 import pytest
 
-from lm_eval_memrisk.agents import get_agent
+from lm_eval_memrisk.agents import action_to_reply, get_agent
 from lm_eval_memrisk.audit import SHORTCUTS, audit
+from lm_eval_memrisk.audit.stats import final_gap, mechanism_pattern
 from lm_eval_memrisk.audit.view import read_view
 from lm_eval_memrisk.cli import main as memrisk
 from lm_eval_memrisk.generator import generate
+from lm_eval_memrisk.generator.build import MAIN_TIERS, R6_TIERS
+from lm_eval_memrisk.generator.verify import MIN_GAP
 from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.records import MAIN_RISKS, Episode
-from lm_eval_memrisk.runner import decision_prompts, run_episode
+from lm_eval_memrisk.normalize import contains_value
+from lm_eval_memrisk.records import MAIN_RISKS, TIERS, Episode
+from lm_eval_memrisk.runner import decision_prompts, run_episode, trace_from_replies
 from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.state import state_at
 
 MUST_FAIL = {"R1": "stale", "R2": "stale", "R4": "stale", "R3": "leaky", "R5": "constraint-blind"}
 #: Cues of v2 whose right rate is still outside [0.25, 0.75] (see README, "Shortcut audit").
 KNOWN_UNMET = frozenset(
     {"notice: rule word", "recency oldest", "recency only note", "scope other"}
 )
+
+
+#: Cues of v3 still outside [0.25, 0.75]: none, on the packaged file and on seeds 1-3
+#: (the test fails when a cue leaves the band, or when a listed one enters it).
+KNOWN_UNMET_V3: frozenset[str] = frozenset()
+KNOWN_UNMET_V3_SEEDS: dict[int, frozenset[str]] = {1: frozenset(), 2: frozenset(), 3: frozenset()}
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +91,9 @@ def test_v1_audit_reproduces_the_issue(v1_audit: dict[str, Any]) -> None:
     assert cues["source summary"]["right_rate"] == 0.0
 
 
-def _check_ceilings(episodes: list[Episode], result: dict[str, Any]) -> None:
+def _check_ceilings(
+    episodes: list[Episode], result: dict[str, Any], known: frozenset[str] = KNOWN_UNMET
+) -> None:
     for ep in episodes:
         assert score(ep, run_episode(ep, get_agent("oracle"))).success, ep.id
         if ep.risk in MUST_FAIL:
@@ -92,7 +108,7 @@ def _check_ceilings(episodes: list[Episode], result: dict[str, Any]) -> None:
     for cue in result["cues"]:
         if cue["n"] >= 8:
             inside = 0.25 <= cue["right_rate"] <= 0.75
-            assert inside != (cue["cue"] in KNOWN_UNMET), cue
+            assert inside != (cue["cue"] in known), cue
 
 
 def test_v2_meets_the_ceilings(v2: list[Episode], v2_audit: dict[str, Any]) -> None:
@@ -141,3 +157,134 @@ def test_cli_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert row["kind"] == "all-rules"
     assert set(row["main"]) == {"n", "passed", "pass_rate"} and row["main"]["n"] == 120
     assert all(set(c) == {"cue", "n", "right_rate"} for c in out["cues"])
+
+
+# -- dataset v3 --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def v3() -> list[Episode]:
+    return load_episodes("v3", track="all")
+
+
+@pytest.fixture(scope="module")
+def v3_audit(v3: list[Episode]) -> dict[str, Any]:
+    return audit(v3)
+
+
+def test_v3_meets_the_ceilings(v3: list[Episode], v3_audit: dict[str, Any]) -> None:
+    _check_ceilings(v3, v3_audit, KNOWN_UNMET_V3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_v3_meets_the_ceilings_on_other_seeds(seed: int) -> None:
+    episodes = generate(seed, version="v3")
+    _check_ceilings(episodes, audit(episodes), KNOWN_UNMET_V3_SEEDS[seed])
+    _check_v3_structure(episodes)
+
+
+def _check_v3_structure(episodes: list[Episode]) -> None:
+    counts = Counter((ep.risk, ep.tier) for ep in episodes)
+    for risk, tiers in (*MAIN_TIERS.items(), ("R6", R6_TIERS)):
+        assert tuple(counts[(risk, t)] for t in TIERS) == tiers, risk
+    assert sum(ep.track == "main" for ep in episodes) == 120
+    gaps = {t: [g for ep in episodes if ep.tier == t if (g := final_gap(ep)) is not None] for t in TIERS}
+    assert all(min(gaps[t]) >= MIN_GAP[t] for t in TIERS), {t: min(g) for t, g in gaps.items()}
+    means = [sum(g) / len(g) for g in gaps.values()]
+    assert means == sorted(means), means
+    hops = Counter(ep.risk for ep in episodes if ep.tier == "hard" and ep.metadata.get("multi_hop"))
+    assert all(hops[r] >= 2 for r in MAIN_RISKS), hops
+    assert all(not ep.metadata.get("multi_hop") for ep in episodes if ep.tier != "hard")
+    combined = Counter(ep.risk for ep in episodes if ep.tier == "hard" and ep.metadata.get("combined"))
+    assert all(combined[r] >= 2 for r in MAIN_RISKS), combined
+    texts = Counter(e.text for ep in episodes for e in ep.events if e.type == "assistant_message")
+    assert max(texts.values()) <= 0.05 * sum(texts.values()), texts.most_common(3)
+    for risk in (*MAIN_RISKS, "R6"):
+        patterns = {mechanism_pattern(ep) for ep in episodes if ep.risk == risk}
+        assert len(patterns) >= 4, (risk, len(patterns))
+
+
+def test_v3_structure(v3: list[Episode]) -> None:
+    """Tier table, 120 + 24, gaps growing by tier, multi-hop and combined hard episodes,
+    varied acknowledgements, at least 4 mechanism patterns per risk."""
+    _check_v3_structure(v3)
+    assert {ep.version for ep in v3} == {"3.0"}
+
+
+def test_v3_multi_hop_requests_name_only_the_context(v3: list[Episode]) -> None:
+    """The final request names the context (the job), never the value; the context's
+    note is the user's first note of the key; a newer private note must not be used."""
+    for ep in v3:
+        where = ep.metadata.get("multi_hop")
+        if not where:
+            continue
+        org = str(where).removeprefix("the job at ")
+        dp = ep.decision_points[-1]
+        request = ep.events[ep.events.index(dp) - 1].text or ""
+        assert org in request, ep.id
+        assert not any(contains_value(request, it.value) for it in ep.memory_items.values()), ep.id
+        first = next(e for e in ep.events if e.type == "user_message" and org in (e.text or ""))
+        assert "job" in (first.text or ""), ep.id
+        assert any("private" in c.description for c in dp.checks), ep.id
+
+
+def test_v3_secondary_violation_is_attributed_to_its_own_risk(v3: list[Episode]) -> None:
+    """Using a foil's note violates the foil's check, and the scorer's per-risk evidence
+    puts that violation under the foil's risk (e.g. [R4] in an R1 episode)."""
+    tried = 0
+    for ep in v3:
+        dp = ep.decision_points[-1]
+        foils = [c for c in dp.checks if c.risk and c.risk != ep.risk and c.kind == "memory_not_used"]
+        if not foils or not dp.reference or "tool" not in dp.reference:
+            continue
+        check = foils[0]
+        state = state_at(ep, dp.id)
+        bad = [
+            it for it in state.memory
+            if (check.item and it.id == check.item) or (check.status and it.status == check.status)
+            or (check.scope and it.scope == check.scope)
+        ]  # fmt: skip
+        good = next(c.expected for c in dp.checks if c.kind == "tool_arg_equals" and c.expected)
+        if not bad or good is None:
+            continue
+        replies = {d.id: action_to_reply(dict(d.reference or {})) for d in ep.decision_points}
+        replies[dp.id] = replies[dp.id].replace(good, bad[0].value)
+        result = score(ep, trace_from_replies(ep, replies, "test"))
+        failed = {r.check_id for r in result.checks if not r.passed and r.decision_id == dp.id}
+        assert check.id in failed, ep.id
+        assert result.per_risk[check.risk]["passed"] is False, (ep.id, result.per_risk)
+        assert any(bad[0].id in ev for ev in result.per_risk[check.risk]["evidence"]), ep.id
+        mine = next(r for r in result.checks if r.check_id == check.id and r.decision_id == dp.id)
+        assert mine.evidence.startswith(f"[{check.risk}] "), mine  # the per-check evidence
+        assert any(v.startswith(f"{dp.id}/{check.id}") and f"[{check.risk}]" in v
+                   for v in result.violations), result.violations  # fmt: skip
+        assert all(not r.evidence.startswith(f"[{ep.risk}]") for r in result.checks)
+        oracle = score(ep, run_episode(ep, get_agent("oracle")))
+        assert all(v["passed"] for v in oracle.per_risk.values()) and len(oracle.per_risk) >= 2
+        tried += 1
+    assert tried >= 10, tried
+
+
+def test_v1_v2_checks_carry_no_risk_field(v2: list[Episode]) -> None:
+    """The per-check risk field is new in v3: v1/v2 bytes stay as published."""
+    for ep in [*v2, *load_episodes("v1", track="all")]:
+        assert all(c.risk is None for dp in ep.decision_points for c in dp.checks), ep.id
+        result = score(ep, run_episode(ep, get_agent("oracle")))
+        assert set(result.per_risk) == {ep.risk}
+
+
+def test_cli_audits_v3_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert memrisk(["audit", "--episodes", "v3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["shortcuts"]["all-rules"]["main"]["n"] == 120
+    assert memrisk(["validate", "v3"]) == 0
+
+
+def test_stats_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    assert memrisk(["audit", "--episodes", "v3", "--stats", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert set(stats["tiers"]) == {"easy", "medium", "hard"}
+    assert all(stats["multi_hop"][r] >= 2 for r in MAIN_RISKS) and stats["multi_hop"]["R6"] == 0
+    assert memrisk(["audit", "--episodes", "v3", "--stats"]) == 0
+    assert "| gap, mean |" in capsys.readouterr().out

@@ -4,6 +4,7 @@ loads the version it was selected on (subset20: v2, rebuilt on the v2 reference 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +45,35 @@ def test_log_readers_verify_against_the_version_a_sample_names() -> None:
     v2 = known[dataset_hash("v2")].episodes
     assert v1["R1-easy-01"].version == "1.0" and v2["R1-easy-01"].version == "2.0"
     assert v1["R1-easy-01"] != v2["R1-easy-01"]
+
+
+def test_v3_loads_by_name_but_is_not_the_default() -> None:
+    """v3 (built for the later default switch) is loadable by name; v2 stays the default
+    until every model table is rerun on v3."""
+    from lm_eval_memrisk.generator.build import DEFAULT_VERSION
+    from lm_eval_memrisk.loader import DEFAULT_DATASET
+
+    assert DEFAULT_DATASET == "v2" and DEFAULT_VERSION == "v2"
+    v3 = load_episodes("v3", track="all")
+    assert len(v3) == 144 and {e.version for e in v3} == {"3.0"}
+    assert len({dataset_hash(v) for v in ("v1", "v2", "v3")}) == 3
+    known = known_datasets()
+    assert known[dataset_hash("v3")].episodes["R1-easy-01"].version == "3.0"
+
+
+def test_generator_rebuilds_v3_byte_for_byte(tmp_path: Path) -> None:
+    from lm_eval_memrisk.generator.__main__ import main as generator_cli
+    from lm_eval_memrisk.loader import default_dataset_path
+
+    out = tmp_path / "v3.jsonl"
+    assert generator_cli(["--out", str(out), "--version", "v3"]) == 0
+    assert out.read_bytes() == default_dataset_path("v3").read_bytes()
+
+
+def test_lm_eval_tasks_load_v3_by_name() -> None:
+    pytest.importorskip("datasets")
+    from lm_eval_memrisk.harness.dataset import load_docs
+
+    rows = load_docs(risk="R4", episodes="v3")["test"]
+    assert {r["version"] for r in rows} == {"3.0"} and len(rows) == 24
+    assert {r["dataset_hash"] for r in rows} == {dataset_hash("v3")}

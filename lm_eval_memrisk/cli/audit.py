@@ -1,4 +1,5 @@
-"""``memrisk audit [--episodes FILE] [--json]``: the shortcut audit of a dataset."""
+"""``memrisk audit [--episodes FILE] [--json] [--stats]``: the shortcut audit of a dataset
+(``--stats``: the dataset statistics instead)."""
 
 from __future__ import annotations
 
@@ -15,16 +16,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--episodes",
         default=None,
         metavar="FILE|VERSION",
-        help="episode JSONL file or a packaged version (v1, v2; default: the shipped dataset)",
+        help="episode JSONL file or a packaged version (v1, v2, v3; default: the shipped dataset)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument(
+        "--stats",
+        action="store_true",
+        help="print the dataset statistics (write->use gaps, foils, patterns, multi-hop) instead",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the agent x risk table and the cue table (or the JSON object)."""
     from lm_eval_memrisk.audit import audit, format_tables
+    from lm_eval_memrisk.audit.stats import dataset_stats, format_stats
 
-    result = audit(load_episodes(args.episodes, track="all"))
+    episodes = load_episodes(args.episodes, track="all")
+    if args.stats:
+        stats = dataset_stats(episodes)
+        print(json.dumps(stats, sort_keys=True) if args.json else format_stats(stats))
+        return 0
+    result = audit(episodes)
     print(json.dumps(result, sort_keys=True) if args.json else format_tables(result))
     return 0
 

@@ -23,13 +23,14 @@ from lm_eval_memrisk.generator.people import Cast
 from lm_eval_memrisk.generator.plan import DecisionSpec, compile_plan
 from lm_eval_memrisk.generator.risks import BUILDERS, R2_SCOPE_FAMILIES, RISK_FAMILIES, Ctx, Draft
 from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
+from lm_eval_memrisk.generator.risks.v3 import BUILDERS as V3_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
 from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
 from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode, Event, Tool
 
 #: Dataset versions the generator can build: name -> the episodes' ``version`` field.
-VERSIONS: dict[str, str] = {"v1": "1.0", "v2": "2.0"}
+VERSIONS: dict[str, str] = {"v1": "1.0", "v2": "2.0", "v3": "3.0"}
 DEFAULT_VERSION = "v2"
 VERSION = VERSIONS[DEFAULT_VERSION]
 Counts = Mapping[tuple[str, str], int]
@@ -127,11 +128,11 @@ def _attempt(
         variant=variant,
         rule=rule,
     )
-    draft = (V2_BUILDERS if version == "v2" else BUILDERS)[risk](ctx)
+    draft = {"v2": V2_BUILDERS, "v3": V3_BUILDERS}.get(version, BUILDERS)[risk](ctx)
     draft.sessions = [s for s in draft.sessions if s.blocks]
     add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, version != "v1")
     events = compile_plan(draft.sessions, rng)
-    if version == "v2":
+    if version != "v1":
         events = vary_acks(events, rng)
     episode = Episode(
         id=f"{risk}-{tier}-{index + 1:02d}",
@@ -144,7 +145,7 @@ def _attempt(
         tools=_tools(rng, draft, events),
         events=events,
         resolution_rule=draft.resolution_rule,
-        metadata={"generator_seed": seed},
+        metadata={"generator_seed": seed, **draft.extra},
     )
     if version != "v1":
         episode = finish(episode)
@@ -227,7 +228,7 @@ def _risk_episodes(seed: int, risk: str, counts: Counts, version: str) -> list[E
             rule = rules.next() if risk == "R2" else None
             family = scoped.next() if rule == "scope" else families.next()
             # v2 cycles its mechanism patterns over the whole risk, not per tier
-            variant = len(out) if version == "v2" else index
+            variant = index if version == "v1" else len(out)
             out.append(
                 build_episode(seed, risk, tier, index, family, variant, rule, taken, version)
             )

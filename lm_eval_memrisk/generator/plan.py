@@ -59,6 +59,8 @@ class CheckSpec:
     status: str | None = None
     scope: str | None = None
     constraint: ConstraintRef | None = None
+    risk: str | None = None
+    """The risk a violation is attributed to; None = the episode's risk."""
 
 
 @dataclass
@@ -142,6 +144,7 @@ def _check(spec: CheckSpec, cid: str) -> Check:
         status=spec.status,
         scope=spec.scope,
         constraint=spec.constraint.id if spec.constraint else None,
+        risk=spec.risk,
     )
 
 

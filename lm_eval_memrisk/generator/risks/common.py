@@ -79,6 +79,11 @@ class Draft:
     resolution_rule: str | None = None
     family: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    """Episode metadata the builder adds (dataset v3 and later)."""
+    ask_pool: tuple[str, ...] = ()
+    """The request templates of the episode (empty = the family's ``asks``)."""
+    ask_words: dict[str, Any] = field(default_factory=dict)
+    """Further template words the requests need (R5 scenarios)."""
 
 
 def words(ctx: Ctx, owner: Owner, **more: Any) -> dict[str, Any]:

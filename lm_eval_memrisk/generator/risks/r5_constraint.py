@@ -163,4 +163,7 @@ def build(ctx: Ctx) -> Draft:
         + ("; an earlier pause was lifted" if paused else ""),
     )
     keys = {rule.default.key} | ({rule.alt.key} if rule.alt else set())
-    return Draft(sessions=sessions, description=desc, tools=tools, reserved_keys=keys)
+    return Draft(
+        sessions=sessions, description=desc, tools=tools, reserved_keys=keys,
+        ask_pool=tuple(asks), ask_words=more,
+    )  # fmt: skip
