@@ -74,3 +74,44 @@ def test_adversary_per_risk() -> None:
     assert adversaries(replace(ep, risk="R6", track="r6", metadata={"adversary": "leaky"})) == (
         "leaky",
     )
+
+
+def _withholding_mutants() -> list[Episode]:
+    """Valid mutants whose decision expects asking or declining (an item revoked, moved
+    out of scope or newly forbidden), from three R1 seeds."""
+    from lm_eval_memrisk.loader import load_episodes
+
+    seeds, _ = make_seeds([e for e in load_episodes() if e.id in ("R1-easy-01", "R1-easy-04", "R1-easy-07")])
+    out = []
+    for i, s in enumerate(seeds):
+        for op in ("revoke_item", "move_scope", "declare_constraint"):
+            m = mutate(s.episode, s.exp, op, random.Random(i))
+            if m is not None and m.episode.metadata["expected_behaviour"]["mode"] != "use":
+                out.append(m.episode)
+    return out
+
+
+def test_withholding_mutants_require_asking_or_declining_in_words() -> None:
+    """Their checks include a question about the key (R5: or a refusal), so an agent that
+    does nothing fails them; before, it passed every such mutant (46 of 306 valid
+    mutants, one per seed checkpoint and operator, every third v2 checkpoint)."""
+    from lm_eval_memrisk.agents import get_agent
+    from lm_eval_memrisk.runner import run_episode
+    from lm_eval_memrisk.scorer import score
+
+    mutants = _withholding_mutants()
+    ops = {m.metadata["operators"][-1] for m in mutants}
+    assert ops == {"revoke_item", "move_scope", "declare_constraint"}
+    nothing = get_agent("do-nothing")
+    for m in mutants:
+        assert check_mutant(m).ok, m.id
+        assert "text_regex" in [c.kind for c in m.decision_points[-1].checks], m.id
+        assert not score(m, run_episode(m, nothing)).success, m.id
+
+
+def test_rejects_a_mutant_an_agent_doing_nothing_passes() -> None:
+    m = _withholding_mutants()[0]
+    dp = m.decision_points[-1]
+    without_question = tuple(c for c in dp.checks if c.kind != "text_regex")
+    v = check_mutant(with_dp(m, checks=without_question))
+    assert not v.ok and v.reason == "do_nothing_passes"

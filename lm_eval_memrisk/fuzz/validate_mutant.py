@@ -6,7 +6,9 @@ episode validator finds no problem, (3) the oracle agent passes every check and
 R5 -> ``constraint-blind``, R6 -> the one the operator named in
 ``metadata["adversary"]`` (``stale`` for a summary older than the current item,
 ``leaky`` for another scope's summary), or, without that, ``stale`` or ``leaky``,
-whichever fails.  Rejected mutants are counted by reason, never executed.
+whichever fails, and (5) an agent that does nothing fails (a mutant that rewards not
+acting measures no memory use).  Rejected mutants are counted by reason, never
+executed.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ ADVERSARIES: dict[str, tuple[str, ...]] = {
     "R5": ("constraint-blind",),
     "R6": ("stale", "leaky"),
 }
-REASONS = ("not_serialisable", "invalid_episode", "oracle_fails", "adversary_passes")
+REASONS = ("not_serialisable", "invalid_episode", "oracle_fails", "adversary_passes", "do_nothing_passes")
 
 
 @dataclass(frozen=True)
@@ -73,4 +75,6 @@ def check_mutant(episode: Episode) -> Verdict:
         return Verdict(
             False, "adversary_passes", f"{'/'.join(names) or 'no adversary'} passes {episode.risk}"
         )
+    if solves(episode, "do-nothing"):
+        return Verdict(False, "do_nothing_passes", "an agent that does nothing passes every check")
     return Verdict(True)
