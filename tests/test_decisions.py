@@ -91,6 +91,21 @@ def test_repeats_need_a_temperature_and_add_pass_hat_k():
     assert "repeats" not in plain and "filter_list" not in plain
 
 
+def test_a_metadata_temperature_samples_without_repeats_too():
+    """--metadata '{"temperature": 0.7, "seed": 1}' alone must sample: the task's default
+    do_sample=False made llama-cpp run greedy (effective temperature 0.0) while the
+    config said 0.7."""
+    config = {"metadata": {"temperature": 0.7, "seed": 1},
+              "generation_kwargs": {"temperature": 0.0, "do_sample": False, "max_gen_toks": 192}}
+    _settings_from_metadata(config)
+    gen = config["generation_kwargs"]
+    assert gen["do_sample"] is True and gen["temperature"] == 0.7 and gen["seed"] == 1
+    assert "repeats" not in config
+    greedy = {"metadata": {}, "generation_kwargs": {"temperature": 0.0, "do_sample": False}}
+    _settings_from_metadata(greedy)
+    assert greedy["generation_kwargs"]["do_sample"] is False
+
+
 def test_pass_hat_k_needs_every_sample_to_pass():
     ep = MAIN[0]
     doc = dict(to_rows([ep])[0], temperature="0.7")

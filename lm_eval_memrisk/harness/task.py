@@ -85,6 +85,8 @@ def _settings_from_metadata(config: dict[str, Any]) -> None:
     for key in ("temperature", "seed", "max_gen_toks"):
         if meta.get(key) is not None:
             gen[key] = type(gen.get(key, 0.0))(meta[key]) if key != "seed" else int(meta[key])
+    if float(gen.get("temperature", 0.0)) > 0.0:
+        gen["do_sample"] = True  # the task's default do_sample=False would make it greedy again
     if k > 1:
         if float(gen.get("temperature", 0.0)) <= 0.0:
             raise MemriskError(
