@@ -36,8 +36,8 @@ def _real_runs(specs: list[list[str]], n_fresh: int, p: argparse.ArgumentParser)
     for spec in specs:
         if len(spec) != 2 + n_fresh:
             p.error(f"--real {' '.join(spec)}: give NAME, a selection folder and {n_fresh} fresh folder(s)")
-    selection = load_runs([f"{spec[0]}={spec[1]}" for spec in specs])
-    fresh = tuple(load_runs([f"{spec[0]}={spec[2 + i]}" for spec in specs]) for i in range(n_fresh))
+    selection = load_runs([f"{spec[0]}={spec[1]}" for spec in specs], min_systems=1)
+    fresh = tuple(load_runs([f"{spec[0]}={spec[2 + i]}" for spec in specs], min_systems=1) for i in range(n_fresh))
     return RealRuns(selection, fresh)
 
 

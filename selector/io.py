@@ -157,10 +157,12 @@ def _check_episode(rows: list[_Row]) -> None:
                                        f"{getattr(first, attr)!r} at {first.where}")
 
 
-def build_matrix(systems: Mapping[str, dict[str, _Row]], variant: str, notes: Sequence[str] = ()) -> RunMatrix:
-    """Combine per-system rows into a RunMatrix (systems and episodes sorted)."""
-    if len(systems) < 2:
-        raise SamplesError(f"need at least 2 systems to select a subset, got {len(systems)}")
+def build_matrix(systems: Mapping[str, dict[str, _Row]], variant: str, notes: Sequence[str] = (),
+                 min_systems: int = 2) -> RunMatrix:
+    """Combine per-system rows into a RunMatrix (systems and episodes sorted); selecting
+    needs ``min_systems`` 2, a matrix joined to others (out-of-sample) may hold one."""
+    if len(systems) < min_systems:
+        raise SamplesError(f"need at least {min_systems} systems to select a subset, got {len(systems)}")
     names = sorted(systems)
     all_rows = [r for n in names for r in systems[n].values()]
     dataset_hash = _check_same(all_rows, "dataset_hash", "dataset_hash")
@@ -203,8 +205,9 @@ def load_systems(
 
 
 def load_runs(
-    runs: Sequence[str | Path], variant: str = "default", episodes: Sequence[str | Path] = ()
+    runs: Sequence[str | Path], variant: str = "default", episodes: Sequence[str | Path] = (),
+    min_systems: int = 2,
 ) -> RunMatrix:
     """Run folders -> RunMatrix (see the module docstring)."""
     systems, notes = load_systems(runs, variant, episodes)
-    return build_matrix(systems, variant, sorted(notes))
+    return build_matrix(systems, variant, sorted(notes), min_systems)

@@ -190,3 +190,11 @@ def test_variant_is_recomputed_from_the_replies(runs):
     assert safety.variant == "safety_aware"
     with pytest.raises(SamplesError, match="unknown variant"):
         load_runs(runs, variant="lenient")
+
+
+def test_one_system_loads_only_when_asked_for():
+    """Selecting needs two systems; a matrix joined to others (out-of-sample real runs) may hold one."""
+    with pytest.raises(SamplesError, match="at least 2 systems"):
+        load_runs([SAMPLES / "run_alpha"])
+    m = load_runs([SAMPLES / "run_alpha"], min_systems=1)
+    assert len(m.systems) == 1 and m.passed.shape[1] == 1
