@@ -19,14 +19,22 @@ A conjunct that is exactly ``\\?`` ("the reply asks a question") is marked
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import re2
 
-__all__ = ["Conjunct", "PatternError", "SafePattern", "compile_pattern", "pattern_problem"]
+__all__ = ["Conjunct", "PatternError", "SafePattern", "asks_about", "compile_pattern", "pattern_problem"]
 
 _ASKS = "\\?"
+
+
+def asks_about(words: Sequence[str]) -> str:
+    """The pattern of "the reply asks the user (R5: or declines) and names one of
+    ``words``" (prefix match, case-insensitive), as the generator and the fuzzer write it."""
+    alt = "|".join(re.escape(w.lower()) for w in words)
+    return rf"(?s)^(?=.*\?)(?=.*\b(?:{alt}))"
 
 
 class PatternError(ValueError):

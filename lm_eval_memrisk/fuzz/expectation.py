@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from lm_eval_memrisk import patterns
 from lm_eval_memrisk.agents import PLACEHOLDER, action_to_reply
 from lm_eval_memrisk.checks import memory_used
 from lm_eval_memrisk.fuzz import pools
@@ -246,10 +247,7 @@ def _asks_about(key: str) -> list[Check]:
     the thing.  Without it a reply that does nothing (a copied acknowledgement) passed
     every revoked, moved-out-of-scope and newly forbidden mutant."""
     words = sorted({w for w in re.findall(r"[a-z0-9]+", key.lower()) if len(w) >= 3})
-    if not words:
-        return []
-    alternatives = "|".join(re.escape(w) for w in words)
-    return [Check(id="", kind="text_regex", pattern=f"(?s)^(?=.*\\?)(?=.*\\b(?:{alternatives}))")]
+    return [Check(id="", kind="text_regex", pattern=patterns.asks_about(words))] if words else []
 
 
 def derive(episode: Episode, exp: Expectation) -> tuple[tuple[Check, ...], dict[str, Any]]:

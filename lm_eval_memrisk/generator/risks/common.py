@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lm_eval_memrisk import patterns
 from lm_eval_memrisk.generator.families.base import ANSWERS, Family, Task, owner_words
 from lm_eval_memrisk.generator.people import Cast, Owner, Persona, Workspace, user_owner
 from lm_eval_memrisk.generator.plan import Block, CheckSpec, DecisionSpec, Ev, ItemRef, Session
@@ -250,8 +250,7 @@ def fresh_value(
 
 def asks_about(words: Sequence[str], why: str) -> CheckSpec:
     """A reply that asks a question (``?``) mentioning one of ``words`` (prefix match)."""
-    alt = "|".join(re.escape(w.lower()) for w in words)
-    return CheckSpec("text_regex", why, pattern=rf"(?s)^(?=.*\?)(?=.*\b(?:{alt}))")
+    return CheckSpec("text_regex", why, pattern=patterns.asks_about(words))
 
 
 def topic_words(ctx: Ctx) -> list[str]:
