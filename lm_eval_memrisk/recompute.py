@@ -121,13 +121,15 @@ def _interactive_trace(episode: Episode, replies: Replies) -> Trace:
 
 
 def score_replies(
-    episode: Episode, replies: Replies, *, variant: str = "default", expected: str = "revised"
+    episode: Episode, replies: Replies, *, variant: str = "default", expected: str = "revised",
+    policy: MemoryPolicy | None = None,
 ) -> tuple[Trace, ScoreResult]:
     """Recompute one sample: (trace, score) from the verified episode and the reply texts.
 
     The swap point for a hardened scorer: readers call nothing else to score a sample.
+    ``policy``: see :func:`trace_of_replies` (the verdict is the same with or without it).
     """
-    trace = trace_of_replies(episode, replies)
+    trace = trace_of_replies(episode, replies, policy)
     return trace, score(episode, trace, variant=variant, expected=expected)
 
 

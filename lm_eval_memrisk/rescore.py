@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.policies import make_policy
-from lm_eval_memrisk.recompute import trace_of_replies
+from lm_eval_memrisk.recompute import score_replies
+from lm_eval_memrisk.render import MemoryPolicy
 from lm_eval_memrisk.runs import LoggedSample, read_runs
 from lm_eval_memrisk.sample_record import sample_metrics
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.trace import Trace
 
 
 @dataclass
@@ -57,8 +56,8 @@ def rescore_sample(sample: LoggedSample, variant: str, expected: str) -> dict[st
     keeps what only the original run knows (repeated-sampling ``trials``, an
     ``invalid_reason``).
     """
-    trace = replayed_trace(sample)
-    result = score(sample.episode, trace, variant=variant, expected=expected)
+    trace, result = score_replies(sample.episode, sample.replies, variant=variant, expected=expected,
+                                  policy=logged_policy(sample))
     old = sample.raw["episodes"] if isinstance(sample.raw.get("episodes"), dict) else {}
     metrics = sample_metrics(sample.episode, trace, sample.dataset_hash,
                              invalid_reason=old.get("invalid_reason"))
@@ -78,14 +77,13 @@ def rescore_sample(sample: LoggedSample, variant: str, expected: str) -> dict[st
     return out
 
 
-def replayed_trace(sample: LoggedSample) -> Trace:
-    """The sample's trace rebuilt from its replies; a scripted run under a memory policy
-    other than ``full`` is replayed under that policy, so the notes shown and the
-    retrieval attribution are what the run saw (a policy-free replay shows every note
-    and would relabel every policy-hidden failure as the agent's)."""
+def logged_policy(sample: LoggedSample) -> MemoryPolicy | None:
+    """The memory policy a scripted sample ran under, to replay it with (None for
+    ``full`` and for interactive runs).  The notes shown and the retrieval attribution
+    then are what the run saw; a policy-free replay shows every note and would relabel
+    every policy-hidden failure as the agent's."""
     replies = sample.replies
-    policy = make_policy(replies.memory_policy) if replies.mode == "scripted" else None
-    return trace_of_replies(sample.episode, replies, policy)
+    return make_policy(replies.memory_policy) if replies.mode == "scripted" else None
 
 
 def _keep_logged_attribution(record: dict[str, Any], old: dict[str, Any]) -> None:
