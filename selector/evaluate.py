@@ -180,7 +180,7 @@ def psi_steps(m: RunMatrix, order: IntArray, weights: Weights, size: int) -> dic
         masks[k, order[: k + 1]] = True
     psi = obj.psi(masks)
     n_seeds = len(m.risk_names) if weights.beta > 0 else 0
-    gains = np.diff(psi)[max(n_seeds - 1, 0):] if n_seeds else np.diff(np.concatenate([[0.0], psi]))
+    gains = np.diff(psi, prepend=0.0)[n_seeds:]  # the gain of each pick after the seed phase
     return {"size": size, "seed_picks": min(n_seeds, size), "raised": int((gains > TIE_TOL).sum()),
             "tied": int((gains <= TIE_TOL).sum()), "psi": float(psi[-1])}
 
