@@ -64,7 +64,7 @@ DATASETS: dict[str, str] = {
 #: An episode's ``version`` field -> the packaged dataset of that version.
 VERSION_FIELDS: dict[str, str] = {"1.0": "v1", "2.0": "v2", "3.0": "v3"}
 #: The version loaded when no file is given.
-DEFAULT_DATASET = "v2"
+DEFAULT_DATASET = "v3"
 #: The shipped default dataset, relative to the ``lm_eval_memrisk`` package.
 DATASET_RESOURCE = DATASETS[DEFAULT_DATASET]
 #: Accepted values of the ``track`` argument of :func:`load_episodes`.

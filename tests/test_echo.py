@@ -25,7 +25,7 @@ def test_own_words_drops_copied_sentences_and_keeps_the_agents_own() -> None:
 
 
 def test_heard_before_holds_only_what_other_speakers_said_earlier() -> None:
-    episode = next(e for e in load_episodes() if e.id == "R5-medium-03")
+    episode = next(e for e in load_episodes("v2") if e.id == "R5-medium-03")
     (dp,) = episode.decision_points
     heard = heard_before(episode)[dp.id]
     assert "can you settle it?" in heard  # the request itself
@@ -43,7 +43,7 @@ def _last_user_turn(episode, dp_id: str) -> str:
     raise AssertionError(dp_id)
 
 
-@pytest.mark.parametrize("version", ["v1", "v2"])
+@pytest.mark.parametrize("version", ["v1", "v2", "v3"])
 def test_echoing_the_request_earns_no_ask_or_decline_credit(version: str) -> None:
     """SmolLM2 passed 3 R5 episodes by repeating the user's request (a '?' that names the
     payee).  An agent that echoes the last user turn must pass no episode and be counted
@@ -61,7 +61,7 @@ def test_echoing_the_request_earns_no_ask_or_decline_credit(version: str) -> Non
 
 
 def test_a_real_question_after_the_echo_still_counts() -> None:
-    episode = next(e for e in load_episodes() if e.id == "R5-medium-03")
+    episode = next(e for e in load_episodes("v2") if e.id == "R5-medium-03")
     (dp,) = episode.decision_points
     reply = _last_user_turn(episode, dp.id) + "\nPayments to Proseware are on hold, as you asked. Should I pay anyway?"
     result = score(episode, trace_from_replies(episode, {dp.id: reply}, agent="t"))

@@ -127,10 +127,12 @@ def test_rescore_rebuilds_every_metric_and_the_decision_records(stale_run, tmp_p
 def test_rescore_keeps_the_memory_policys_view_and_its_attribution(tmp_path):
     """A scripted run under recency:3 is replayed under recency:3: the notes shown and the
     policy-hidden labels are the run's (a policy-free replay showed every note and
-    relabelled every policy-hidden failure as the agent's)."""
+    relabelled every policy-hidden failure as the agent's).  On dataset v2, where
+    recency:3 hides a needed value in three R1 episodes (v3 keeps every such value in
+    view)."""
     out = tmp_path / "vo"
     assert main(["run", "--agent", "visible-oracle", "--memory-policy", "recency:3", "--risk", "R1",
-                 "--out", str(out), "--json"]) == 0
+                 "--episodes", "v2", "--out", str(out), "--json"]) == 0
     logged = {}
     for path in out.rglob("samples_memriskbench_r1_*.jsonl"):
         for x in map(json.loads, path.read_text(encoding="utf-8").splitlines()):

@@ -1,5 +1,5 @@
-"""Dataset versions: v2 is the default, v1 stays loadable by name; a shipped subset
-loads the version it was selected on (subset20: v2, rebuilt on the v2 reference set)."""
+"""Dataset versions: v3 is the default, v1 and v2 stay loadable by name; a shipped subset
+loads the version it was selected on (subset20: v3, rebuilt on the v3 reference set)."""
 
 from __future__ import annotations
 
@@ -31,12 +31,13 @@ def test_subset20_loads_the_version_it_was_selected_on() -> None:
     assert {row["dataset_hash"] for row in rows} == {dataset_hash(version)}
 
 
-def test_default_tasks_load_v2() -> None:
+def test_default_tasks_load_v3() -> None:
     pytest.importorskip("datasets")
     from lm_eval_memrisk.harness.dataset import load_docs
 
     rows = load_docs(risk="R4")["test"]
-    assert {r["version"] for r in rows} == {"2.0"} and len(rows) == 24
+    assert {r["version"] for r in rows} == {"3.0"} and len(rows) == 24
+    assert {r["dataset_hash"] for r in rows} == {dataset_hash("v3")}
 
 
 def test_log_readers_verify_against_the_version_a_sample_names() -> None:
@@ -47,27 +48,21 @@ def test_log_readers_verify_against_the_version_a_sample_names() -> None:
     assert v1["R1-easy-01"] != v2["R1-easy-01"]
 
 
-def test_v3_loads_by_name_but_is_not_the_default() -> None:
-    """v3 (built for the later default switch) is loadable by name; v2 stays the default
-    until every model table is rerun on v3."""
+def test_v3_is_the_default_and_v2_loads_by_name() -> None:
+    """v3 is what a plain load, the generator and the tasks use; v2 (the previous
+    default, behind every v2 result) still loads by name."""
     from lm_eval_memrisk.generator.build import DEFAULT_VERSION
     from lm_eval_memrisk.loader import DEFAULT_DATASET
 
-    assert DEFAULT_DATASET == "v2" and DEFAULT_VERSION == "v2"
+    assert DEFAULT_DATASET == "v3" and DEFAULT_VERSION == "v3"
+    assert load_episodes() == load_episodes("v3")
+    v2 = load_episodes("v2", track="all")
+    assert len(v2) == 144 and {e.version for e in v2} == {"2.0"}
     v3 = load_episodes("v3", track="all")
     assert len(v3) == 144 and {e.version for e in v3} == {"3.0"}
     assert len({dataset_hash(v) for v in ("v1", "v2", "v3")}) == 3
     known = known_datasets()
     assert known[dataset_hash("v3")].episodes["R1-easy-01"].version == "3.0"
-
-
-def test_generator_rebuilds_v3_byte_for_byte(tmp_path: Path) -> None:
-    from lm_eval_memrisk.generator.__main__ import main as generator_cli
-    from lm_eval_memrisk.loader import default_dataset_path
-
-    out = tmp_path / "v3.jsonl"
-    assert generator_cli(["--out", str(out), "--version", "v3"]) == 0
-    assert out.read_bytes() == default_dataset_path("v3").read_bytes()
 
 
 def test_lm_eval_tasks_load_v3_by_name() -> None:

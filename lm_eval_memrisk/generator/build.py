@@ -31,7 +31,7 @@ from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode
 
 #: Dataset versions the generator can build: name -> the episodes' ``version`` field.
 VERSIONS: dict[str, str] = {"v1": "1.0", "v2": "2.0", "v3": "3.0"}
-DEFAULT_VERSION = "v2"
+DEFAULT_VERSION = "v3"
 VERSION = VERSIONS[DEFAULT_VERSION]
 Counts = Mapping[tuple[str, str], int]
 
