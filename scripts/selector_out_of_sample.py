@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.loader import load_episodes
+from lm_eval_memrisk.loader import dataset_hash, load_episodes
 from selector.evaluate import Settings
 from selector.io import load_runs
 from selector.out_of_sample import RealRuns, evaluate, markdown
@@ -47,14 +47,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fresh-seeds", default="1,2,3,4,5")
     p.add_argument("--selection-seed", type=int, default=0)
     p.add_argument("--bootstrap", type=int, default=1000)
+    p.add_argument("--episodes", default=None,
+                   help="dataset version or file (default: the default dataset); real runs must be on it")
     p.add_argument("--real", nargs="+", action="append", default=[], metavar="NAME SELECTION_DIR FRESH_DIR",
                    help="a real system: its name, the run folder to select on, one run folder per fresh seed")
     args = p.parse_args(argv)
     seeds = tuple(int(s) for s in args.fresh_seeds.split(","))
     try:
         real = _real_runs(args.real, len(seeds), p)
-        result = evaluate(load_episodes(), fresh_seeds=seeds, selection_seed=args.selection_seed, real=real,
-                          settings=Settings(bootstrap=args.bootstrap, progress=False))
+        result = evaluate(load_episodes(args.episodes), fresh_seeds=seeds, selection_seed=args.selection_seed, real=real,
+                          settings=Settings(bootstrap=args.bootstrap, progress=False),
+                          dataset_hash=dataset_hash(args.episodes) if real is not None else "")
     except (ValueError, MemriskError) as err:
         p.error(str(err))
     args.out.mkdir(parents=True, exist_ok=True)

@@ -143,8 +143,9 @@ class RealRuns:
     selection: RunMatrix
     fresh: tuple[RunMatrix, ...]
 
-    def check(self, episode_ids: Sequence[str], n_fresh: int) -> None:
-        """Raise ``ValueError`` naming what does not line up with the planted systems."""
+    def check(self, episode_ids: Sequence[str], n_fresh: int, dataset_hash: str = "") -> None:
+        """Raise ``ValueError`` naming what does not line up with the planted systems
+        (``dataset_hash``, when given: the dataset the planted systems run on)."""
         if len(self.fresh) != n_fresh:
             raise ValueError(f"real systems: {len(self.fresh)} fresh run(s) for {n_fresh} fresh seed(s)")
         for i, m in enumerate((self.selection, *self.fresh)):
@@ -152,6 +153,9 @@ class RealRuns:
             if m.systems != self.selection.systems:
                 raise ValueError(f"real systems: the {what} holds {list(m.systems)}, "
                                  f"the selection run {list(self.selection.systems)}")
+            if dataset_hash and m.dataset_hash != dataset_hash:
+                raise ValueError(f"real systems: the {what} was run on dataset {m.dataset_hash or '(unknown)'}, "
+                                 f"the planted systems on {dataset_hash} (choose the dataset with --episodes)")
             if tuple(m.episode_ids) != tuple(episode_ids):
                 missing = sorted(set(episode_ids) - set(m.episode_ids))[:5]
                 raise ValueError(f"real systems: the {what} does not cover the same main-track episodes "
@@ -219,15 +223,17 @@ def evaluate(
     *,
     selection_seed: int = 0,
     real: RealRuns | None = None,
+    dataset_hash: str = "",
 ) -> dict[str, Any]:
-    """The out-of-sample comparison (see the module docstring) as a JSON-ready dict."""
+    """The out-of-sample comparison (see the module docstring) as a JSON-ready dict;
+    ``dataset_hash`` (of the file ``episodes`` come from) is checked against real runs."""
     s = settings or Settings()
     selection = outcomes(episodes, systems, selection_seed)
     fresh = [outcomes(episodes, systems, seed) for seed in fresh_seeds]
     eps = sorted(episodes, key=lambda e: e.id)
     expected = [expected_pass(n, eps) for n in systems]
     if real is not None:
-        real.check(selection.episode_ids, len(fresh))
+        real.check(selection.episode_ids, len(fresh), dataset_hash)
         selection = join_systems(selection, real.selection)
         fresh = [join_systems(m, r) for m, r in zip(fresh, real.fresh)]
         expected += list(np.mean([r.passed.sum(axis=0) for r in real.fresh], axis=0))

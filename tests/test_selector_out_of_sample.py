@@ -78,3 +78,17 @@ def test_real_systems_must_line_up_with_the_fresh_seeds_and_episodes():
     with pytest.raises(ValueError, match="same main-track episodes"):
         evaluate(EPISODES, ("leaky", "stale"), fresh_seeds=(1,), real=RealRuns(one, (short,)),
                  settings=Settings(bootstrap=5, progress=False))
+
+
+def test_real_systems_must_be_run_on_the_planted_systems_dataset():
+    """A v2 run joined to planted systems on v3 shares episode ids but not episodes."""
+    import dataclasses
+
+    import pytest
+
+    from selector.out_of_sample import RealRuns
+
+    one = dataclasses.replace(_renamed(outcomes(EPISODES, ["stale"], 0), "m"), dataset_hash="sha256:v2run")
+    with pytest.raises(ValueError, match="run on dataset sha256:v2run"):
+        evaluate(EPISODES, ("leaky", "stale"), fresh_seeds=(1,), real=RealRuns(one, (one,)),
+                 settings=Settings(bootstrap=5, progress=False), dataset_hash="sha256:v3file")
