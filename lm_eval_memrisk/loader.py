@@ -403,7 +403,7 @@ def episode_from_dict(
 
 
 def default_dataset_path(version: str = DEFAULT_DATASET) -> Path:
-    """Path of a packaged dataset (default ``lm_eval_memrisk/data/episodes_v2.jsonl``)."""
+    """Path of a packaged dataset (default ``lm_eval_memrisk/data/episodes_v3.jsonl``)."""
     if version not in DATASETS:
         raise MemriskError(
             f"unknown dataset version {version!r} (expected one of {', '.join(DATASETS)})"
