@@ -1,7 +1,7 @@
 """Generate whole datasets: counts per (risk, tier), family cycles, ids, ordering, output.
 
-``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v2.jsonl`` (and with ``version="v1"`` ``episodes_v1.jsonl``) byte for
-byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
+``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v3.jsonl`` (and with
+``version="v1"``/``"v2"`` the older files) byte for byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
 tier, index, attempt)`` (see :mod:`~lm_eval_memrisk.generator.seeding`).
 """
 
@@ -283,7 +283,7 @@ def _mark_strict(seed: int, episodes: list[Episode], counts: Counts) -> list[Epi
 def generate(
     seed: int = DEFAULT_SEED, counts: Counts | None = None, version: str = DEFAULT_VERSION
 ) -> list[Episode]:
-    """All episodes of dataset ``version`` (``v1`` or ``v2``) for ``counts`` (default:
+    """All episodes of dataset ``version`` (``v1``, ``v2`` or ``v3``) for ``counts`` (default:
     the shipped counts), main track first, then R6; each ordered by risk, tier (easy,
     medium, hard) and index."""
     if version not in VERSIONS:
