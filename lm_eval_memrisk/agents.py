@@ -18,14 +18,13 @@ item, the adversaries fall back to the reference action.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.state import in_scope, state_at
+from lm_eval_memrisk.state import action_text, in_scope, state_at
 from lm_eval_memrisk.trace import ItemState, StateSnapshot
 
 AMNESIAC_REPLY = "I don't have that information — could you tell me?"
@@ -57,15 +56,8 @@ CHOOSERS: dict[str, Chooser] = {
 }
 
 
-def action_to_reply(action: Mapping[str, Any]) -> str:
-    """A reference action dict -> the reply text an agent would send."""
-    if "tool" in action:
-        return json.dumps(
-            {"tool": action["tool"], "arguments": dict(action.get("arguments") or {})},
-            ensure_ascii=False,
-            sort_keys=True,
-        )
-    return str(action.get("answer", ""))
+#: A reference action dict -> the reply text an agent would send.
+action_to_reply = action_text
 
 
 class _Unfillable(Exception):

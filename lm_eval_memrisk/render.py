@@ -28,13 +28,13 @@ from typing import Any, Protocol
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.records import Episode, Event, Tool
-from lm_eval_memrisk.state import events_before, message_text, snapshot
+from lm_eval_memrisk.state import conversation_events, events_before, snapshot
 from lm_eval_memrisk.trace import ConstraintState, ItemState, StateSnapshot
 
 Message = dict[str, str]
 
 #: Bumped whenever what the agent sees changes (recorded in every signature).
-RENDER_VERSION = "2"
+RENDER_VERSION = "3"
 PRESENTATIONS: tuple[str, ...] = ("chat", "history", "session")
 TOOL_MODES: tuple[str, ...] = ("text", "native")
 
@@ -287,14 +287,15 @@ def visible_notes(
 
 def _conversation(events: Sequence[Event]) -> tuple[list[Message], int]:
     """(one message per shown event, index of the current session's first message)."""
+    shown = {event.id: (role, content) for event, role, content in conversation_events(events)}
     out: list[Message] = []
     session_start = 0
     for event in events:
-        shown = message_text(event)
         if event.type == "scope_switch":
             session_start = len(out)
-        if shown is not None:
-            out.append({"role": shown[0], "content": shown[1]})
+        if event.id in shown:
+            role, content = shown[event.id]
+            out.append({"role": role, "content": content})
     return out, session_start
 
 

@@ -8,7 +8,7 @@ log, constraint state, message log) plus the active scopes.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from lm_eval_memrisk.records import Episode, Event
@@ -36,16 +36,30 @@ def events_before(episode: Episode, decision_id: str) -> list[Event]:
     raise KeyError(f"episode {episode.id} has no decision point {decision_id!r}")
 
 
+def action_text(action: Mapping[str, Any]) -> str:
+    """An action dict -> its reply in the reply protocol: a tool call as one JSON object,
+    otherwise the answer text."""
+    if "tool" in action:
+        call = {"tool": action["tool"], "arguments": dict(action.get("arguments") or {})}
+        return json.dumps(call, ensure_ascii=False, sort_keys=True)
+    return str(action.get("answer", ""))
+
+
 def message_text(event: Event) -> tuple[str, str] | None:
-    """(role, content) of an event that shows up in the conversation, else None."""
+    """(role, content) of an event that shows up in the conversation, else None.
+
+    A decision point already passed shows as the reply that acts correctly there (its
+    reference action, in the reply protocol), the scripted agent's own turn; callers
+    that carry an agent's real replies (interactive mode) put those in its place."""
     t = event.type
     if t == "user_message":
         return "user", event.text or ""
     if t == "assistant_message":
         return "assistant", event.text or ""
     if t == "tool_call":
-        call = {"tool": event.tool, "arguments": dict(event.arguments or {})}
-        return "assistant", json.dumps(call, ensure_ascii=False, sort_keys=True)
+        return "assistant", action_text({"tool": event.tool, "arguments": event.arguments})
+    if t == "decision_point":
+        return ("assistant", action_text(event.reference)) if event.reference else None
     if t == "tool_return":
         result = json.dumps(dict(event.result or {}), ensure_ascii=False, sort_keys=True)
         return "user", f"[tool result: {event.tool}] {result}"
@@ -54,15 +68,33 @@ def message_text(event: Event) -> tuple[str, str] | None:
     return None
 
 
+def conversation_events(events: Iterable[Event]) -> Iterator[tuple[Event, str, str]]:
+    """(event, role, content) of each event the scripted conversation shows.
+
+    A decision point already passed shows as its reference reply; the script's turn
+    right after it (its stand-in for the action, e.g. "Email sent.") is dropped, as
+    interactive mode drops it for the agent's own reply.  A model shown a request
+    answered by "Email sent." learns to answer the next one that way instead of acting."""
+    stand_in = False
+    for event in events:
+        shown = message_text(event)
+        if shown is None:
+            continue
+        if stand_in and event.type == "assistant_message":
+            stand_in = False
+            continue
+        stand_in = event.type == "decision_point"
+        yield event, shown[0], shown[1]
+
+
 def snapshot(episode: Episode, events: Iterable[Event]) -> StateSnapshot:
     """State after replaying ``events`` (in the given order)."""
     items: dict[str, ItemState] = {}
     tool_log: list[ToolLogEntry] = []
     constraints: dict[str, ConstraintState] = {}
-    messages: list[MessageLogEntry] = []
     scopes: tuple[str, ...] = ()
     pending_calls: dict[str, tuple[int, dict[str, Any]]] = {}
-
+    events = list(events)
     for ev in events:
         t = ev.type
         if ev.item is not None:
@@ -90,10 +122,11 @@ def snapshot(episode: Episode, events: Iterable[Event]) -> StateSnapshot:
         elif t == "tool_return" and ev.tool:
             time, args = pending_calls.pop(ev.tool, (ev.time, {}))
             tool_log.append(ToolLogEntry(time=time, tool=ev.tool, arguments=args, result=dict(ev.result or {})))
-        shown = message_text(ev)
-        if shown is not None:
-            messages.append(MessageLogEntry(time=ev.time, role=shown[0], content=shown[1], event_id=ev.id))
 
+    messages = [
+        MessageLogEntry(time=ev.time, role=role, content=content, event_id=ev.id)
+        for ev, role, content in conversation_events(events)
+    ]
     for tool, (time, args) in sorted(pending_calls.items()):
         tool_log.append(ToolLogEntry(time=time, tool=tool, arguments=args, result={}))
     return StateSnapshot(
