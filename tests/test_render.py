@@ -7,7 +7,7 @@ import re
 import pytest
 
 from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.render import NOTES_HEADER, flatten, render
+from lm_eval_memrisk.render import NOTES_HEADER, flatten, make_presentation, render
 from lm_eval_memrisk.state import state_at
 
 EPISODES = load_episodes(track="all")
@@ -40,3 +40,27 @@ def test_flatten_is_a_plain_transcript():
     ep = EPISODES[0]
     text = flatten(render(ep, ep.decision_points[0].id))
     assert text.startswith("SYSTEM:\n") and text.endswith("ASSISTANT:\n")
+
+
+def test_a_passed_decision_point_shows_its_reference_reply_not_the_scripts_stand_in():
+    """R4-hard-03: the early request (e7) was answered by the script's "Email sent." with
+    no call; at the final decision the history shows the call that acted correctly then,
+    and the stand-in turn is gone.  The pending decision's own reference is never shown."""
+    from lm_eval_memrisk.state import action_text
+
+    episode = next(e for e in EPISODES if e.id == "R4-hard-03")
+    early, final = episode.decision_points
+    assert any(e.type == "assistant_message" and e.text == "Email sent." for e in episode.events)
+    final_text = flatten(render(episode, final.id, presentation=make_presentation("chat")))
+    history = render(episode, final.id)[-1]["content"]
+    early_reply = action_text(early.reference or {})
+    for text in (final_text, history):
+        assert early_reply in text and "Email sent." not in text
+        assert action_text(final.reference or {}) not in text
+    assert early_reply not in flatten(render(episode, early.id))
+    # every passed decision point of every episode is shown once, each stand-in turn dropped
+    for ep in EPISODES:
+        for i, dp in enumerate(ep.decision_points):
+            text = flatten(render(ep, dp.id, presentation=make_presentation("chat")))
+            for passed in ep.decision_points[:i]:
+                assert action_text(passed.reference or {}) in text, (ep.id, dp.id, passed.id)
