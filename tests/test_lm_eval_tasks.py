@@ -112,7 +112,7 @@ def test_episode_record_is_logged_but_not_in_the_score_tables(tm):
     sample = res["samples"]["memriskbench_r1"][0]
     record = sample["episodes"]
     assert record["episode_id"] == sample["doc"]["episode_id"] and record["decisions"]
-    assert "presentation=history|tools=text|render=2" in record["signature"]
+    assert "presentation=history|tools=text|render=3" in record["signature"]
     for name in ("memriskbench_r1", "memriskbench"):
         assert not any(k.startswith("episodes") for k in res["results"][name])
         assert set(res["higher_is_better"][name]) >= {"acted", "violation", "must_do"}
