@@ -19,14 +19,14 @@ def test_subset20_loads_the_version_it_was_selected_on() -> None:
     from lm_eval_memrisk.harness.docs import SUBSET_DIR
 
     version = SUBSET_VERSIONS["subset20"]
-    assert version == "v2"
+    assert version == "v3"
     subset = json.loads((SUBSET_DIR / "subset20.json").read_text(encoding="utf-8"))
     assert f"data={dataset_hash(version)}" in subset["signature"]  # selected on that version's runs
     rows = load_docs(track="main", subset="subset20")["test"]
     episodes = {e.id: e for e in load_episodes(version, track="all")}
     assert len(rows) == 24
     for row in rows:
-        assert row["version"] == "2.0"
+        assert row["version"] == "3.0"
         assert json.loads(row["episode_json"]) == json.loads(dumps_episode(episodes[row["episode_id"]]))
     assert {row["dataset_hash"] for row in rows} == {dataset_hash(version)}
 
