@@ -288,3 +288,20 @@ def test_stats_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(stats["multi_hop"][r] >= 2 for r in MAIN_RISKS) and stats["multi_hop"]["R6"] == 0
     assert memrisk(["audit", "--episodes", "v3", "--stats"]) == 0
     assert "| gap, mean |" in capsys.readouterr().out
+
+
+def test_v3_repeating_an_earlier_call_never_answers_a_later_decision(v3: list[Episode]) -> None:
+    """Passed decision points show as their reference call (render 3), so "repeat your
+    last call" must not be a shortcut: no later decision's reference reuses an earlier
+    call's tool with any of its argument values."""
+    later = 0
+    for ep in v3:
+        for i, dp in enumerate(ep.decision_points[1:], 1):
+            later += 1
+            ref = dp.reference or {}
+            values = {str(v) for v in (ref.get("arguments") or {}).values()} - {""}
+            for earlier in ep.decision_points[:i]:
+                prev = earlier.reference or {}
+                if "tool" in ref and prev.get("tool") == ref["tool"]:
+                    assert not values & {str(v) for v in (prev.get("arguments") or {}).values()}, (ep.id, dp.id)
+    assert later >= 60
