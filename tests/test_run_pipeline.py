@@ -9,6 +9,8 @@ memory policy caused are labelled ``policy_hidden``.
 
 from __future__ import annotations
 
+import re
+
 import json
 from pathlib import Path
 
@@ -397,6 +399,10 @@ def test_run_and_report_split_policy_hidden_from_agent_failures(tmp_path, capsys
     report = json.loads(capsys.readouterr().out)
     (row,) = report["rows"].values()
     assert row["R1"] == "0/2 (0%; 1 policy-hidden)"
+    assert memrisk_main(["report", str(out), "--episodes", str(data)]) == 0
+    header, line = capsys.readouterr().out.splitlines()[:2]
+    cells = re.split(r"\s{2,}", line.strip())  # a long cell never runs into its neighbour
+    assert cells[1:] == [row[c] for c in header.split()[1:]], line
 
 
 def test_every_backend_declares_whether_it_filters_by_status():

@@ -79,9 +79,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"| {name} | " + " | ".join(row.get(c, "") for c in cols) + " |")
         return 0
     width = max(len(n) for n in table) + 2
-    print("".join([f"{'system':<{width}}"] + [f"{c:>14}" for c in cols]))
+    cell = {c: max(14, *(len(row.get(c, "")) + 2 for row in table.values())) for c in cols}  # never run together
+    print("".join([f"{'system':<{width}}"] + [f"{c:>{cell[c]}}" for c in cols]))
     for name, row in table.items():
-        print("".join([f"{name:<{width}}"] + [f"{row.get(c, ''):>14}" for c in cols]))
+        print("".join([f"{name:<{width}}"] + [f"{row.get(c, ''):>{cell[c]}}" for c in cols]))
     for s in systems:
         if s.signature.flagged:
             print(f"FLAGGED {label(s)}: {s.signature.flagged}")
