@@ -9,9 +9,8 @@ memory policy caused are labelled ``policy_hidden``.
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 from pathlib import Path
 
 import pytest

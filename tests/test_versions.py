@@ -4,7 +4,6 @@ loads the version it was selected on (subset20: v3, rebuilt on the v3 reference 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
