@@ -37,7 +37,7 @@ from lm_eval_memrisk.render import (
     decision_view,
 )
 from lm_eval_memrisk.runner import Generate, Request, call_agent, checked_replies, parse_reply
-from lm_eval_memrisk.state import message_text, ordered_events
+from lm_eval_memrisk.state import drops_stand_in, message_text, ordered_events
 from lm_eval_memrisk.tools import call_tool
 from lm_eval_memrisk.trace import DecisionRecord, Step, Trace
 
@@ -99,9 +99,10 @@ class EpisodeRun:
             shown = message_text(event)
             if event.type == "scope_switch":
                 self._session_start = len(self.conversation)
-            if shown is not None and not (self._after_decision and event.type == "assistant_message"):
-                self._after_decision = False
-                self.conversation.append({"role": shown[0], "content": shown[1]})
+            if shown is not None:
+                dropped, self._after_decision = drops_stand_in(event, self._after_decision)
+                if not dropped:
+                    self.conversation.append({"role": shown[0], "content": shown[1]})
             self._cursor += 1
         self._cursor += 1  # past the decision point itself
         self._anchor = len(self.conversation)

@@ -68,23 +68,35 @@ def message_text(event: Event) -> tuple[str, str] | None:
     return None
 
 
+def drops_stand_in(event: Event, after_decision: bool) -> tuple[bool, bool]:
+    """Whether a shown ``event`` is the script's stand-in for the agent's reply at the
+    decision point just passed (every assistant turn right after it, e.g. "Email sent."),
+    and whether the next shown event still follows that decision point.
+
+    The one rule for both modes: the scripted history shows the reference reply in its
+    place, interactive mode the agent's own reply."""
+    if event.type == "decision_point":
+        return False, True
+    if after_decision and event.type == "assistant_message":
+        return True, True
+    return False, False
+
+
 def conversation_events(events: Iterable[Event]) -> Iterator[tuple[Event, str, str]]:
     """(event, role, content) of each event the scripted conversation shows.
 
-    A decision point already passed shows as its reference reply; the script's turn
-    right after it (its stand-in for the action, e.g. "Email sent.") is dropped, as
-    interactive mode drops it for the agent's own reply.  A model shown a request
-    answered by "Email sent." learns to answer the next one that way instead of acting."""
-    stand_in = False
+    A decision point already passed shows as its reference reply; the script's turns
+    right after it (its stand-in for the action) are dropped (``drops_stand_in``).  A model
+    shown a request answered by "Email sent." learns to answer the next one that way
+    instead of acting."""
+    after_decision = False
     for event in events:
         shown = message_text(event)
         if shown is None:
             continue
-        if stand_in and event.type == "assistant_message":
-            stand_in = False
-            continue
-        stand_in = event.type == "decision_point"
-        yield event, shown[0], shown[1]
+        dropped, after_decision = drops_stand_in(event, after_decision)
+        if not dropped:
+            yield event, shown[0], shown[1]
 
 
 def snapshot(episode: Episode, events: Iterable[Event]) -> StateSnapshot:
