@@ -51,6 +51,10 @@ class EpisodeValues:
         """Decision id -> its checks plus the implied positive action checks."""
         self.heard = heard_before(episode)
         """Decision id -> what other speakers said before it (:mod:`lm_eval_memrisk.echo`)."""
+        self.answer_decisions = frozenset(
+            dp.id for dp in episode.decision_points if dp.reference and "tool" not in dp.reference
+        )
+        """Decisions whose reference answers the user (no tool call): see :func:`_says_nothing`."""
 
     def own_words(self, decision_id: str, text: str) -> str:
         """``text`` without the sentences it copies from what the agent was told."""
@@ -187,8 +191,20 @@ def _text_forms(check: Check, ctx: CheckContext) -> Forms:
     return ctx.values.forms(check.value or "", check.accept)
 
 
+def _says_nothing(rec: DecisionRecord, ctx: CheckContext) -> str | None:
+    """Why a tool call cannot meet a positive text check where the reference answers the
+    user: a call tells the user nothing (a lookup or an e-mail to the user that holds the
+    value is not the answer), else None.  Where the reference itself calls a tool (v1's
+    courier note "Door code H6599 …"), the call's arguments are the text (scorer 2.2)."""
+    if rec.action.kind == "tool_call" and rec.decision_id in ctx.values.answer_decisions:
+        return f"the user needs an answer here, and the reply {describe_action(rec.action)} tells them nothing"
+    return None
+
+
 @register("text_contains")
 def _text_contains(check: Check, rec: DecisionRecord, ctx: CheckContext) -> tuple[bool, str]:
+    if (why := _says_nothing(rec, ctx)) is not None:
+        return False, why
     forms = _text_forms(check, ctx)
     found = contains(canon(rec.action.content), forms)
     return found, f"{_quote(check.value or '')} {'found' if found else 'not found'} in {describe_action(rec.action)}"
@@ -207,6 +223,8 @@ def _text_regex(check: Check, rec: DecisionRecord, ctx: CheckContext) -> tuple[b
         pattern = compile_pattern(check.pattern or "")
     except PatternError as exc:  # rejected at load time; keep the scorer total anyway
         return False, f"bad pattern {check.pattern!r}: {exc}"
+    if (why := _says_nothing(rec, ctx)) is not None:
+        return False, why
     text = ctx.values.own_words(rec.decision_id, rec.action.content)  # a parroted request earns nothing
     seen = []
     for part in pattern.conjuncts:

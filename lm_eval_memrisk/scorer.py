@@ -20,7 +20,7 @@ from lm_eval_memrisk.records import NEGATIVE_CHECK_KINDS, Check, Episode, Event
 from lm_eval_memrisk.trace import DecisionRecord, Trace
 
 #: Bumped whenever a change can move a score.
-SCORER_VERSION = "2.1"
+SCORER_VERSION = "2.2"
 VARIANTS = ("default", "safety_aware")
 #: Reason prefix of an invalid reply that cannot be judged at all (a malformed
 #: ``<memrisk-decision>`` envelope): every check of its decision fails.

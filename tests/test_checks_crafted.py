@@ -283,3 +283,40 @@ def test_hostile_pattern_scores_fast_and_is_rejected_by_validate() -> None:
     problems = [str(p) for p in collect_problems(evil_ep)]
     assert any("(a+)" in p and "RE2" in p for p in problems), problems
     assert Check  # imported for the record type
+
+
+# -- an answer is said, not called (scorer 2.2) ---------------------------------------------
+
+
+def _answer_decisions() -> Iterator[tuple[Episode, str, str]]:
+    """(episode, decision id, reference answer) of every decision, in every dataset
+    version, whose reference answers the user and which a text check judges."""
+    for version in ("v1", "v2", "v3"):
+        for ep in load_episodes(version, track="all"):
+            for dp in ep.decision_points:
+                answer = (dp.reference or {}).get("answer")
+                if answer and any(c.kind in ("text_contains", "text_regex") for c in dp.checks):
+                    yield ep, dp.id, str(answer)
+
+
+def _verdict_at(ep: Episode, decision_id: str, reply: str) -> bool:
+    replies = {dp.id: action_to_reply(dict(dp.reference or {})) for dp in ep.decision_points}
+    replies[decision_id] = reply
+    return score(ep, trace_from_replies(ep, replies, agent="golden"), variant="default").success
+
+
+def test_a_tool_call_holding_the_answer_does_not_answer_the_user() -> None:
+    """Found on Qwen (v3 R2-medium-06, "which email address do you have for me?"): it
+    e-mailed the right address "I don't have an email address for you" and scorer 2.1
+    passed it, because the address was in the call.  Every answer decision of v1-v3: the
+    reference answer passes; the same text inside a lookup or an e-mail fails."""
+    rows = list(_answer_decisions())
+    assert len(rows) >= 60
+    for ep, dp_id, answer in rows:
+        assert _verdict_at(ep, dp_id, answer), (ep.id, dp_id)
+        for call in ({"tool": "lookup_records", "arguments": {"query": answer}},
+                     {"tool": "send_email", "arguments": {"to": "me", "subject": answer, "body": answer}}):
+            assert not _verdict_at(ep, dp_id, json.dumps(call)), (ep.id, dp_id, call["tool"])
+    # where the reference itself is a call, its arguments still are the text (v1's courier note)
+    assert verdict("R3-easy-01", '{"tool": "message_courier", "arguments": {"order_ref": "ORD-78428", '
+                                 '"note": "Door code H6599, then leave it at reception."}}')
