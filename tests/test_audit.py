@@ -44,10 +44,16 @@ KNOWN_UNMET = frozenset(
 )
 
 
-#: Cues of v3 still outside [0.25, 0.75]: none, on the packaged file and on seeds 1-3
-#: (the test fails when a cue leaves the band, or when a listed one enters it).
-KNOWN_UNMET_V3: frozenset[str] = frozenset()
-KNOWN_UNMET_V3_SEEDS: dict[int, frozenset[str]] = {1: frozenset(), 2: frozenset(), 3: frozenset()}
+#: Cues of v3 still outside [0.25, 0.75], on the packaged file and on seeds 1-3 (the
+#: test fails when a cue leaves the band, or when a listed one enters it).  Open gap
+#: (README "Shortcut audit", found after render 3): a passed decision point shows its
+#: reference call, and v3 changes the state after every early request, so a value an
+#: earlier call used is never the right one later (right rate 0.00).
+KNOWN_UNMET_V3 = frozenset({"named in an earlier call"})
+KNOWN_UNMET_V3_SEEDS: dict[int, frozenset[str]] = {s: KNOWN_UNMET_V3 for s in (1, 2, 3)}
+#: Single-cue agents over their ceiling on v3, the same gap: "skip-earlier-call"
+#: (the test fails when one of them falls back under it, or another rises above).
+KNOWN_OVER_V3 = frozenset({"skip-earlier-call"})
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +98,8 @@ def test_v1_audit_reproduces_the_issue(v1_audit: dict[str, Any]) -> None:
 
 
 def _check_ceilings(
-    episodes: list[Episode], result: dict[str, Any], known: frozenset[str] = KNOWN_UNMET
+    episodes: list[Episode], result: dict[str, Any], known: frozenset[str] = KNOWN_UNMET,
+    known_over: frozenset[str] = frozenset(),
 ) -> None:
     for ep in episodes:
         assert score(ep, run_episode(ep, get_agent("oracle"))).success, ep.id
@@ -100,9 +107,10 @@ def _check_ceilings(
             assert not score(ep, run_episode(ep, get_agent(MUST_FAIL[ep.risk]))).success, ep.id
     for name, row in result["shortcuts"].items():
         if row["kind"] == "single-cue":
-            for risk in (*MAIN_RISKS, "R6"):
-                assert row[risk]["pass_rate"] <= 0.5, (name, risk, row[risk])
-            assert row["main"]["pass_rate"] <= 0.35, (name, row["main"])
+            within = row["main"]["pass_rate"] <= 0.35 and all(
+                row[risk]["pass_rate"] <= 0.5 for risk in (*MAIN_RISKS, "R6")
+            )
+            assert within != (name in known_over), (name, row)
         else:
             assert row["main"]["pass_rate"] <= 0.70, (name, row["main"])
     for cue in result["cues"]:
@@ -173,14 +181,14 @@ def v3_audit(v3: list[Episode]) -> dict[str, Any]:
 
 
 def test_v3_meets_the_ceilings(v3: list[Episode], v3_audit: dict[str, Any]) -> None:
-    _check_ceilings(v3, v3_audit, KNOWN_UNMET_V3)
+    _check_ceilings(v3, v3_audit, KNOWN_UNMET_V3, KNOWN_OVER_V3)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_v3_meets_the_ceilings_on_other_seeds(seed: int) -> None:
     episodes = generate(seed, version="v3")
-    _check_ceilings(episodes, audit(episodes), KNOWN_UNMET_V3_SEEDS[seed])
+    _check_ceilings(episodes, audit(episodes), KNOWN_UNMET_V3_SEEDS[seed], KNOWN_OVER_V3)
     _check_v3_structure(episodes)
 
 
@@ -290,10 +298,13 @@ def test_stats_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert "| gap, mean |" in capsys.readouterr().out
 
 
-def test_v3_repeating_an_earlier_call_never_answers_a_later_decision(v3: list[Episode]) -> None:
-    """Passed decision points show as their reference call (render 3), so "repeat your
-    last call" must not be a shortcut: no later decision's reference reuses an earlier
-    call's tool with any of its argument values."""
+def test_v3_earlier_call_cue_is_the_known_gap(v3: list[Episode], v3_audit: dict[str, Any]) -> None:
+    """Passed decision points show as their reference call (render 3).  Repeating that
+    call never answers a later decision (no later reference reuses an earlier call's
+    tool with any of its argument values) — and so its values are a cue against a note:
+    "named in an earlier call" is right 0 times in v3, and an agent that skips those
+    values passes more than a single cue may.  Fixing it needs foils in the data (later
+    decisions where the earlier call's value still holds); this test pins the gap."""
     later = 0
     for ep in v3:
         for i, dp in enumerate(ep.decision_points[1:], 1):
@@ -305,3 +316,7 @@ def test_v3_repeating_an_earlier_call_never_answers_a_later_decision(v3: list[Ep
                 if "tool" in ref and prev.get("tool") == ref["tool"]:
                     assert not values & {str(v) for v in (prev.get("arguments") or {}).values()}, (ep.id, dp.id)
     assert later >= 60
+    cue = next(c for c in v3_audit["cues"] if c["cue"] == "named in an earlier call")
+    assert cue["n"] >= 100 and cue["right_rate"] == 0.0
+    row = v3_audit["shortcuts"]["skip-earlier-call"]
+    assert row["main"]["passed"] > v3_audit["shortcuts"]["newest-in-scope"]["main"]["passed"]

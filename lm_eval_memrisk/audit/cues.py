@@ -40,6 +40,8 @@ def note_cues(view: View, note: Note, rank: str) -> list[str]:
     cues += [cue for cue, words in wording.items() if any(words.search(t) for t in named)]
     if any(QUOTED_NOTICE.search(t) for t in named):
         cues.append("notice: quoted-name notice")
+    if view.called_with(note.value):
+        cues.append("named in an earlier call")
     return cues
 
 

@@ -114,6 +114,11 @@ def skip_deleted(view: View, notes: list[Note]) -> Note | None:
     return _newest([n for n in notes if not _named_near(view, n.value, DELETE_WORDS)])
 
 
+def skip_earlier_call(view: View, notes: list[Note]) -> Note | None:
+    """The newest note in scope whose value no earlier assistant call used."""
+    return _newest([n for n in notes if view.in_scope(n) and not view.called_with(n.value)])
+
+
 def _corrected_away(view: View, value: str) -> bool:
     """A correction names ``value`` as the wrong one ("..., not X", "X is wrong")."""
     v = re.escape(value)
@@ -229,6 +234,10 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut(
         "skip-deleted", "single-cue", _by_picker(skip_deleted),
         "newest note not named near a deletion word",
+    ),
+    Shortcut(
+        "skip-earlier-call", "single-cue", _by_picker(skip_earlier_call),
+        "newest note in scope whose value no earlier call used",
     ),
     Shortcut(
         "all-rules", "all-rules", all_rules,

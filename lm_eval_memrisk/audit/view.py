@@ -79,6 +79,14 @@ class View:
         """Indices of the messages that name ``value``."""
         return [i for i, (_, text) in enumerate(self.messages) if contains_value(text, value)]
 
+    def called_with(self, value: str) -> bool:
+        """Whether an earlier assistant tool call (a passed decision point's reply, or a
+        scripted call) names ``value``."""
+        return any(
+            self.messages[i][0] == "assistant" and self.messages[i][1].lstrip().startswith("{")
+            for i in self.mentions(value)
+        )
+
 
 def _flat(obj: Any) -> str:
     if isinstance(obj, Mapping):
