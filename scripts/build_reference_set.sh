@@ -9,7 +9,7 @@
 # (weak:NAME); "rescore" re-scores every run's logged replies with the installed
 # scorer in place (same replies, current metrics: for runs logged by an older scorer
 # version); "pack" gzips runs/reference/* into selector/data/reference/ (the committed
-# reference set).
+# reference set: the systems in REFERENCE only, whatever else runs/reference holds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=runs/reference
@@ -51,8 +51,9 @@ declare -A WEAK=(
 mapfile -t WEAK_NAMES < <(printf '%s\n' "${!WEAK[@]}" | sort)
 # The committed reference set (dataset v3).  Also runnable by name, not in it: the
 # embedding:3 policy run and the presentation/tool variants (README tables on v2).
-ALL=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3"
-     agent-stale agent-leaky agent-constraint-blind "${WEAK_NAMES[@]}" pack)
+REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3"
+           agent-stale agent-leaky agent-constraint-blind "${WEAK_NAMES[@]}")
+ALL=("${REFERENCE[@]}" pack)
 for sys in "${@:-${ALL[@]}}"; do
   case $sys in
     "$QWEN") run_system "$sys" "$QWEN" full history text ;;
@@ -77,7 +78,8 @@ for sys in "${@:-${ALL[@]}}"; do
         memrisk rescore "$dir" > /dev/null
         for f in "$dir"samples_*.rescored-default-revised.jsonl; do mv "$f" "${f%.rescored-default-revised.jsonl}.jsonl"; done
       done ;;
-    pack) python -c "from selector.reference import pack; import pathlib, sys; [print(p) for p in pack(sorted(pathlib.Path('$OUT').iterdir()))]" ;;
+    # only the reference systems: variants run by name also land in $OUT
+    pack) python -c "from selector.reference import pack; import pathlib, sys; [print(p) for p in pack([pathlib.Path('$OUT') / n for n in sorted(sys.argv[1:])])]" "${REFERENCE[@]}" ;;
     *) echo "unknown system $sys" >&2; exit 2 ;;
   esac
 done
