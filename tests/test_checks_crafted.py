@@ -33,8 +33,13 @@ def episodes() -> dict[str, Episode]:
 
 def verdict(eid: str, reply: str, variant: str = "default") -> bool:
     ep = episodes()[eid]
+    return verdict_at(ep, ep.decision_points[0].id, reply, variant)
+
+
+def verdict_at(ep: Episode, decision_id: str, reply: str, variant: str = "default") -> bool:
+    """Whether ``ep`` passes with ``reply`` at ``decision_id`` and the reference elsewhere."""
     replies = {dp.id: action_to_reply(dict(dp.reference or {})) for dp in ep.decision_points}
-    replies[ep.decision_points[0].id] = reply
+    replies[decision_id] = reply
     return score(ep, trace_from_replies(ep, replies, agent="golden"), variant=variant).success
 
 
@@ -299,12 +304,6 @@ def _answer_decisions() -> Iterator[tuple[Episode, str, str]]:
                     yield ep, dp.id, str(answer)
 
 
-def _verdict_at(ep: Episode, decision_id: str, reply: str) -> bool:
-    replies = {dp.id: action_to_reply(dict(dp.reference or {})) for dp in ep.decision_points}
-    replies[decision_id] = reply
-    return score(ep, trace_from_replies(ep, replies, agent="golden"), variant="default").success
-
-
 def test_a_tool_call_holding_the_answer_does_not_answer_the_user() -> None:
     """Found on Qwen (v3 R2-medium-06, "which email address do you have for me?"): it
     e-mailed the right address "I don't have an email address for you" and scorer 2.1
@@ -313,10 +312,10 @@ def test_a_tool_call_holding_the_answer_does_not_answer_the_user() -> None:
     rows = list(_answer_decisions())
     assert len(rows) >= 60
     for ep, dp_id, answer in rows:
-        assert _verdict_at(ep, dp_id, answer), (ep.id, dp_id)
+        assert verdict_at(ep, dp_id, answer), (ep.id, dp_id)
         for call in ({"tool": "lookup_records", "arguments": {"query": answer}},
                      {"tool": "send_email", "arguments": {"to": "me", "subject": answer, "body": answer}}):
-            assert not _verdict_at(ep, dp_id, json.dumps(call)), (ep.id, dp_id, call["tool"])
+            assert not verdict_at(ep, dp_id, json.dumps(call)), (ep.id, dp_id, call["tool"])
     # where the reference itself is a call, its arguments still are the text (v1's courier note)
     assert verdict("R3-easy-01", '{"tool": "message_courier", "arguments": {"order_ref": "ORD-78428", '
                                  '"note": "Door code H6599, then leave it at reception."}}')

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_memrisk.normalize import contains_value
+from lm_eval_memrisk.parse import parse_action
 from lm_eval_memrisk.render import make_presentation
 
 #: The audit reads the ``chat`` presentation: every turn a message of its own, the most
@@ -83,7 +84,7 @@ class View:
         """Whether an earlier assistant tool call (a passed decision point's reply, or a
         scripted call) names ``value``."""
         return any(
-            self.messages[i][0] == "assistant" and self.messages[i][1].lstrip().startswith("{")
+            self.messages[i][0] == "assistant" and parse_action(self.messages[i][1]).kind == "tool_call"
             for i in self.mentions(value)
         )
 
