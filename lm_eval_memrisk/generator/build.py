@@ -1,7 +1,7 @@
 """Generate whole datasets: counts per (risk, tier), family cycles, ids, ordering, output.
 
-``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v3.jsonl`` (and with
-``version="v1"``/``"v2"`` the older files) byte for byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
+``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v4.jsonl`` (and with
+``version="v1"``..``"v3"`` the older files) byte for byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
 tier, index, attempt)`` (see :mod:`~lm_eval_memrisk.generator.seeding`).
 """
 
@@ -24,14 +24,15 @@ from lm_eval_memrisk.generator.plan import DecisionSpec, compile_plan
 from lm_eval_memrisk.generator.risks import BUILDERS, R2_SCOPE_FAMILIES, RISK_FAMILIES, Ctx, Draft
 from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import BUILDERS as V3_BUILDERS
+from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
 from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
 from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode, Event, Tool
 
 #: Dataset versions the generator can build: name -> the episodes' ``version`` field.
-VERSIONS: dict[str, str] = {"v1": "1.0", "v2": "2.0", "v3": "3.0"}
-DEFAULT_VERSION = "v3"
+VERSIONS: dict[str, str] = {"v1": "1.0", "v2": "2.0", "v3": "3.0", "v4": "4.0"}
+DEFAULT_VERSION = "v4"
 VERSION = VERSIONS[DEFAULT_VERSION]
 Counts = Mapping[tuple[str, str], int]
 
@@ -128,7 +129,7 @@ def _attempt(
         variant=variant,
         rule=rule,
     )
-    draft = {"v2": V2_BUILDERS, "v3": V3_BUILDERS}.get(version, BUILDERS)[risk](ctx)
+    draft = {"v2": V2_BUILDERS, "v3": V3_BUILDERS, "v4": V4_BUILDERS}.get(version, BUILDERS)[risk](ctx)
     draft.sessions = [s for s in draft.sessions if s.blocks]
     add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, version != "v1")
     events = compile_plan(draft.sessions, rng)
