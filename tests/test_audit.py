@@ -9,14 +9,19 @@ meets the shortcut ceilings of issue #10 (on the packaged file and on other seed
 * the cue table: cues seen >= 8 times have a right rate in [0.25, 0.75], except the
   cues listed in KNOWN_UNMET (v2 does not meet that ceiling for them yet; the test
   fails when one of them is fixed, so the list stays honest);
-* dataset v3 (not the default yet) meets the same ceilings on the packaged file and on
-  seeds 1-3 (cues: KNOWN_UNMET_V3*), has multi-hop hard episodes in R1-R5, and a foil's
-  violation is attributed to the foil's risk in the scorer's per-risk evidence.
+* dataset v3 meets the same ceilings on the packaged file and on seeds 1-3 but for the
+  earlier-call gap (KNOWN_UNMET_V3*, KNOWN_OVER_V3), has multi-hop hard episodes in
+  R1-R5, and a foil's violation is attributed to the foil's risk in the scorer's
+  per-risk evidence;
+* dataset v4 (the default) meets every ceiling with no known gap, on the packaged file
+  and on seeds 1-3, keeps v3's structure, and reuses an earlier call's value at the
+  final request in some R1, R3 and R4 episodes, after a change of the key's state.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from typing import Any
 
@@ -29,7 +34,7 @@ from lm_eval_memrisk.audit.view import read_view
 from lm_eval_memrisk.cli import main as memrisk
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.build import MAIN_TIERS, R6_TIERS
-from lm_eval_memrisk.generator.verify import MIN_GAP
+from lm_eval_memrisk.generator.verify import MIN_GAP, action_content
 from lm_eval_memrisk.loader import load_episodes
 from lm_eval_memrisk.normalize import contains_value
 from lm_eval_memrisk.records import MAIN_RISKS, TIERS, Episode
@@ -320,3 +325,80 @@ def test_v3_earlier_call_cue_is_the_known_gap(v3: list[Episode], v3_audit: dict[
     assert cue["n"] >= 100 and cue["right_rate"] == 0.0
     row = v3_audit["shortcuts"]["skip-earlier-call"]
     assert row["main"]["passed"] > v3_audit["shortcuts"]["newest-in-scope"]["main"]["passed"]
+
+
+# -- dataset v4 (the default) ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def v4() -> list[Episode]:
+    return load_episodes("v4", track="all")
+
+
+@pytest.fixture(scope="module")
+def v4_audit(v4: list[Episode]) -> dict[str, Any]:
+    return audit(v4)
+
+
+def test_v4_meets_every_ceiling(v4: list[Episode], v4_audit: dict[str, Any]) -> None:
+    """v4 meets every ceiling with no known gap (v3's earlier-call shortcut is closed),
+    and keeps v3's structure: tier table, gaps, multi-hop, combined, patterns."""
+    _check_ceilings(v4, v4_audit, frozenset(), frozenset())
+    _check_v3_structure(v4)
+    assert {ep.version for ep in v4} == {"4.0"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_v4_meets_every_ceiling_on_other_seeds(seed: int) -> None:
+    episodes = generate(seed, version="v4")
+    _check_ceilings(episodes, audit(episodes), frozenset(), frozenset())
+    _check_v3_structure(episodes)
+
+
+def _keys(ep: Episode, dp: Any) -> set[str]:
+    """The keys a decision needs: its action skeleton's slots and the notes its reference uses."""
+    content = action_content(dict(dp.reference or {}))
+    slots = set(re.findall(r"\{\{mem:([^{}]+)\}\}", json.dumps(dp.naive or {})))
+    return slots | {it.key for it in ep.memory_items.values() if contains_value(content, it.value)}
+
+
+def _changes(ep: Episode, start: int, end: int, keys: set[str]) -> list[str]:
+    """Memory events on ``keys`` and rule events between event indices start and end."""
+    out = []
+    for e in ep.events[start:end]:
+        item = e.item or (ep.memory_items.get(e.target) if isinstance(e.target, str) else None)
+        if e.type.startswith("constraint_") or (e.type.startswith("memory_") and item and item.key in keys):
+            out.append(e.type)
+    return out
+
+
+def test_v4_earlier_call_value_is_right_again_in_some_episodes(
+    v4: list[Episode], v4_audit: dict[str, Any]
+) -> None:
+    """The foil to v3's gap: in v4 a later decision reuses the value of an earlier call
+    in R1, R3 and R4 episodes (not R2, R5, R6: see generator.risks.v3.KEPT_EVERY), the state of
+    the key changes between every two decision points, the "named in an earlier call"
+    cue is right a quarter of the time or more, and skipping those values is no longer
+    a shortcut over the ceiling."""
+    reused: Counter[str] = Counter()
+    for ep in v4:
+        dps = ep.decision_points
+        for earlier, later in zip(dps, dps[1:]):
+            keys = _keys(ep, later)
+            start, end = ep.events.index(earlier), ep.events.index(later)
+            assert _changes(ep, start, end, keys), (ep.id, later.id)
+        if len(dps) > 1:
+            last = action_content(dict(dps[-1].reference or {}))
+            if any(contains_value(last, v) for v in _used_values(ep, dps[0])):
+                reused[ep.risk] += 1
+    assert all(reused[r] >= 3 for r in ("R1", "R3", "R4")), reused
+    assert reused["R2"] == reused["R5"] == reused["R6"] == 0, reused
+    cue = next(c for c in v4_audit["cues"] if c["cue"] == "named in an earlier call")
+    assert cue["n"] >= 100 and 0.25 <= cue["right_rate"] <= 0.75, cue
+    assert v4_audit["shortcuts"]["skip-earlier-call"]["main"]["pass_rate"] <= 0.35
+
+
+def _used_values(ep: Episode, dp: Any) -> list[str]:
+    content = action_content(dict(dp.reference or {}))
+    return [it.value for it in ep.memory_items.values() if contains_value(content, it.value)]

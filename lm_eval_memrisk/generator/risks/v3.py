@@ -31,7 +31,7 @@ then, depending on the risk, the tier and the episode's place in its risk's cycl
 **Dataset v4** (:data:`V4_BUILDERS`) is v3 with one foil more.  Since render 3 a passed
 decision point shows its reference call, and every v3 early request used a value that
 changed later: "skip what an earlier call used" was a shortcut (53/120 on v3).  In v4
-the early request of R2-R4 (every third R1) episodes uses the note that is still right
+the early request of R3 and R4 (every third R1) episodes uses the note that is still right
 at the final request (:func:`_early_kept`), followed by a change that leaves it right:
 a later note, deletion or rule the episode has anyway, else a lifted hold on it; some
 add a colleague's own note of the key before the request (``[R3]``).  R6 has no early
@@ -132,11 +132,11 @@ PEER_STATES: tuple[str, ...] = (
 STILL = "uses the user's note, still the one to use at the last request"
 #: v4: how often a risk's medium/hard episode gets an early request whose value still
 #: holds (every Nth, by place in the risk's cycle; the rest keep v3's).  R1 has few: its
-#: kept value always follows the stale one, so it adds "oldest note is wrong" cases.
-KEPT_EVERY: dict[str, int] = {"R1": 3, "R2": 1, "R3": 1, "R4": 1}
-#: v4: risks whose kept value must be the user's first note of the key (R2's winner
-#: otherwise always follows the losing notes).
-KEPT_FIRST = frozenset({"R2"})
+#: kept value always follows the stale one, so each adds a decision where the oldest note
+#: is wrong (the "recency oldest" cue would leave its band).  R2 has none for the same
+#: reason (its winner always follows the losing notes); R5's kept value would be a
+#: rule's replacement, and R6 has no early requests in v4.
+KEPT_EVERY: dict[str, int] = {"R1": 3, "R3": 1, "R4": 1}
 FOIL_RISK = re.compile(r"^\[(R[1-6])\] ")
 
 
@@ -269,17 +269,14 @@ def _early(
     return True
 
 
-def _right_when_written(
-    draft: Draft, ref: ItemRef, ctx: Ctx, first: bool = False
-) -> tuple[int, int] | None:
+def _right_when_written(draft: Draft, ref: ItemRef, ctx: Ctx) -> tuple[int, int] | None:
     """(session, block) where ``ref``, a note the final request uses, is written in the
     main user's own session and scope, if it is right from then on; else ``None``.
 
     The final request's rules pick ``ref`` over every note there in the end; right
     after ``ref`` is written, the notes of the key are those older notes that are still
     there in the end (``ref`` wins against them the same way) and none that is deleted
-    or replaced later (rejected here, as is a rule on its value declared before).
-    ``first``: also reject any older note of the key in the user's scope."""
+    or replaced later (rejected here, as is a rule on its value declared before)."""
     if ref.scope != me(ctx).scope:
         return None
     si, bi = _find(draft.sessions, ref)
@@ -289,8 +286,6 @@ def _right_when_written(
     at = next(i for i, e in enumerate(events) if e.item is ref)
     older = {id(e.item) for e in events[:at]
              if e.item is not None and (e.item.key, e.item.scope) == (ref.key, ref.scope)}  # fmt: skip
-    if first and older:
-        return None
     if any(e.constraint is not None and e.constraint.forbid_value == ref.value for e in events[:at]):
         return None
     if any(id(e.target) in older or id(e.supersedes) in older for e in events[at + 1 :]):
@@ -315,7 +310,7 @@ def _changes_after(draft: Draft, ref: ItemRef) -> bool:
     return False
 
 
-def _early_kept(ctx: Ctx, draft: Draft, colleague: bool, first: bool = False) -> bool:
+def _early_kept(ctx: Ctx, draft: Draft, colleague: bool) -> bool:
     """v4: a request right after the user states the value that is still right at the
     final request, then a change that leaves it right: a later note, deletion or rule the
     episode already has, else (``colleague``) a colleague stating their own value of the
@@ -326,7 +321,7 @@ def _early_kept(ctx: Ctx, draft: Draft, colleague: bool, first: bool = False) ->
     if not final.uses:
         return False
     good = final.uses[0]
-    at = _right_when_written(draft, good, ctx, first)
+    at = _right_when_written(draft, good, ctx)
     if at is None:
         return False
     if not _earlier_notes(draft, good):  # the key's first note: v3's early request, kept
@@ -570,7 +565,7 @@ def _build(risk: str, kept: bool = False) -> Callable[[Ctx], Draft]:
         first = _first_stated(ctx, draft)
         every = KEPT_EVERY.get(risk, 0) if kept and ctx.tier != "easy" else 0
         if every and ctx.variant % every == min(every - 1, 1):
-            if _early_kept(ctx, draft, colleague=ctx.variant % 4 == 1, first=risk in KEPT_FIRST):
+            if _early_kept(ctx, draft, colleague=ctx.variant % 4 == 1):
                 first = None
         if kept and risk == "R6":  # (its early requests' value always changed)
             first = None
