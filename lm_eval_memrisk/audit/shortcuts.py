@@ -119,6 +119,13 @@ def skip_earlier_call(view: View, notes: list[Note]) -> Note | None:
     return _newest([n for n in notes if view.in_scope(n) and not view.called_with(n.value)])
 
 
+def repeat_earlier_call(view: View, notes: list[Note]) -> Note | None:
+    """The newest note in scope whose value an earlier assistant call used (else the
+    newest in scope): "do what you did last time"."""
+    mine = [n for n in notes if view.in_scope(n)]
+    return _newest([n for n in mine if view.called_with(n.value)]) or _newest(mine)
+
+
 def _corrected_away(view: View, value: str) -> bool:
     """A correction names ``value`` as the wrong one ("..., not X", "X is wrong")."""
     v = re.escape(value)
@@ -238,6 +245,10 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut(
         "skip-earlier-call", "single-cue", _by_picker(skip_earlier_call),
         "newest note in scope whose value no earlier call used",
+    ),
+    Shortcut(
+        "repeat-earlier-call", "single-cue", _by_picker(repeat_earlier_call),
+        "newest note in scope whose value an earlier call used, else the newest in scope",
     ),
     Shortcut(
         "all-rules", "all-rules", all_rules,
