@@ -51,9 +51,7 @@ class EpisodeValues:
         """Decision id -> its checks plus the implied positive action checks."""
         self.heard = heard_before(episode)
         """Decision id -> what other speakers said before it (:mod:`lm_eval_memrisk.echo`)."""
-        self.answer_decisions = frozenset(
-            dp.id for dp in episode.decision_points if dp.reference and "tool" not in dp.reference
-        )
+        self.answer_decisions = frozenset(dp.id for dp in episode.decision_points if dp.answers_user)
         """Decisions whose reference answers the user (no tool call): see :func:`_says_nothing`."""
 
     def own_words(self, decision_id: str, text: str) -> str:

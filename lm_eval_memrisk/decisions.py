@@ -84,8 +84,7 @@ def acted(dp: Event, record: DecisionRecord, episode: Episode | None = None, cls
         return True
     if any(contains_value(record.action.content, v) for v in needed_values(dp)):
         return True
-    reference_is_reply = "tool" not in dict(dp.reference or {})
-    return reference_is_reply and cls in ("clarification", "refusal")
+    return dp.answers_user and cls in ("clarification", "refusal")
 
 
 @dataclass(frozen=True)

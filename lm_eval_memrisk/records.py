@@ -246,6 +246,11 @@ class Event:
     naive: Mapping[str, Any] | None = None
     terminal_tool: str | None = None
 
+    @property
+    def answers_user(self) -> bool:
+        """A decision point whose reference action replies to the user (no tool call)."""
+        return self.reference is not None and "tool" not in self.reference
+
 
 #: Event fields whose use depends on the event type (which ones each type needs:
 #: :data:`lm_eval_memrisk.validate.EVENT_PAYLOAD`).

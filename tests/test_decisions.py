@@ -139,3 +139,14 @@ def test_do_nothing_agent_is_the_floor():
         trace = run_episode(ep, agent)
         got = episode_metrics(decision_outcomes(ep, trace, score(ep, trace)))
         assert got["acted"] == 0.0 and got["violation"] == 0.0 and not score(ep, trace).success, ep.id
+
+
+def test_answers_user_is_the_one_reference_kind_rule() -> None:
+    """``Event.answers_user`` (used by the scorer's answer-channel rule and by ``acted``):
+    a reply reference answers the user, a tool-call reference does not, and a decision
+    with no reference is no answer decision."""
+    from lm_eval_memrisk.records import Event
+
+    assert Event(id="e1", type="decision_point", time=0, reference={"answer": "It is 4417."}).answers_user
+    assert not Event(id="e2", type="decision_point", time=0, reference={"tool": "x", "arguments": {}}).answers_user
+    assert not Event(id="e3", type="decision_point", time=0).answers_user
