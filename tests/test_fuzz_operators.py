@@ -328,3 +328,44 @@ def test_insert_untrusted_adds_an_older_trusted_winner() -> None:
     assert any(c.kind == "memory_not_used" and c.item == new.id for c in dp(m).checks)
     assert not solves(m.episode, "constraint-blind") and solves(m.episode, "oracle")
     assert_valid(m)
+
+
+def _packaged_seeds(version: str, ids: tuple[str, ...]) -> list[Seed]:
+    from lm_eval_memrisk.loader import load_episodes
+
+    episodes = [e for e in load_episodes(version, track="all") if e.id in ids]
+    return make_seeds(episodes)[0]
+
+
+def test_shared_values_and_finished_checks_keep_memory_mutants_valid() -> None:
+    """v3/v4 episodes have colleagues who keep the user's own value (a shared card,
+    office address) and decisions whose every mattering argument is checked.  Found on
+    v3 (39 of 40 rejected mutants of a Qwen fuzz run): the seed's expectation took the
+    colleague's copy as the used note (the newest note holding the value), so a conflict
+    or update moved the colleague's note and the oracle "leaked"; recomputed checks
+    forbade the copy's whole scope; and recomputed checks dropped the courier's order
+    reference check that validation requires.  Now every memory mutant of these seeds is
+    valid or rejected for another reason than the oracle failing."""
+    seeds = _packaged_seeds("v4", ("R1-medium-02", "R1-medium-05", "R4-easy-01"))
+
+    def key_values(seed: Seed) -> list[str]:
+        state = state_at(seed.episode, seed.episode.decision_points[-1].id)
+        return [i.value for i in state.memory if i.key == seed.exp.key]
+
+    assert any(len(set(key_values(s))) < len(key_values(s)) for s in seeds), "no shared value"
+    tried = 0
+    for s in seeds:
+        state = state_at(s.episode, s.episode.decision_points[-1].id)
+        use = next(i for i in state.memory if i.id == s.exp.use_item) if s.exp.use_item else None
+        if use is not None:
+            assert in_scope(use.scope, state.active_scopes), s.episode.id  # never a colleague's copy
+        for op in ("insert_update", "insert_conflict", "insert_untrusted", "move_scope", "compress_summary"):
+            for n in range(3):
+                m = mutate(s.episode, s.exp, op, random.Random(n))
+                if m is None:
+                    continue
+                verdict = check_mutant(m.episode)
+                assert verdict.reason not in ("oracle_fails",), (s.episode.id, op, verdict)
+                assert verdict.ok or verdict.reason != "invalid_episode" or "turns" in verdict.detail, verdict
+                tried += 1
+    assert tried >= 20, tried

@@ -21,6 +21,7 @@ from lm_eval_memrisk import patterns
 from lm_eval_memrisk.agents import PLACEHOLDER, action_to_reply
 from lm_eval_memrisk.checks import memory_used
 from lm_eval_memrisk.fuzz import pools
+from lm_eval_memrisk.normalize import normalize
 from lm_eval_memrisk.parse import parse_action
 from lm_eval_memrisk.records import Check, Episode, Event
 from lm_eval_memrisk.state import in_scope, state_at
@@ -143,7 +144,11 @@ def infer(episode: Episode) -> Expectation | None:
             return None
         key = keys[0]
     k_used = [i for i in state.memory if i.key == key and i.id in used]
-    use = max(k_used, key=lambda i: (i.written_at, i.id)) if k_used else None
+    # several notes can hold the used value (a colleague's copy of a shared value): the
+    # one the reference uses is the one in scope, then the newest
+    use = max(
+        k_used, key=lambda i: (in_scope(i.scope, state.active_scopes), i.written_at, i.id)
+    ) if k_used else None  # fmt: skip
     template = _template(dp, key, use)
     if template is None:
         return None
@@ -250,6 +255,14 @@ def _asks_about(key: str) -> list[Check]:
     return [Check(id="", kind="text_regex", pattern=patterns.asks_about(words))] if words else []
 
 
+def _same_valued(items: Mapping[str, ItemState], use: str | None) -> list[ItemState]:
+    """The other notes whose value is the used note's (after normalisation)."""
+    if use is None or use not in items:
+        return []
+    value = normalize(items[use].value)
+    return [i for i in items.values() if i.id != use and normalize(i.value) == value]
+
+
 def derive(episode: Episode, exp: Expectation) -> tuple[tuple[Check, ...], dict[str, Any]]:
     """(checks, reference) of the decision point, recomputed from ``exp`` and the state."""
     state = state_at(episode, dp_of(episode).id)
@@ -292,11 +305,17 @@ def derive(episode: Episode, exp: Expectation) -> tuple[tuple[Check, ...], dict[
         checks += _asks_about(exp.key)
     probe = replace(exp, avoid=())
     seen: list[dict[str, str]] = []
+    # notes holding the used value (a colleague's copy of a shared value, a value stated
+    # again) cannot be avoided by an action that uses it: no check on them, and none
+    # whose scope or status selector would also match them
+    same = _same_valued(items, exp.use_item) if exp.mode == "use" else []
     for item_id in exp.avoid:
-        if len(checks) >= MAX_CHECKS or item_id not in items:
+        if len(checks) >= MAX_CHECKS or item_id not in items or item_id in {i.id for i in same}:
             continue
         item = items[item_id]
         sel = _selector(item, role_of(item, state, probe))
+        if any(i.scope == sel.get("scope") or i.status == sel.get("status") for i in same):
+            sel = {"item": item.id}
         if sel not in seen:
             seen.append(sel)
             checks.append(Check(id="", kind="memory_not_used", item=sel.get("item"),

@@ -20,6 +20,7 @@ from lm_eval_memrisk.fuzz import pools
 from lm_eval_memrisk.fuzz.edit import fit_tier, last_user_message
 from lm_eval_memrisk.fuzz.expectation import Expectation, derive, dp_of
 from lm_eval_memrisk.fuzz.operators import OPERATORS, Ctx
+from lm_eval_memrisk.generator.finish import finish
 from lm_eval_memrisk.records import Episode
 
 #: Metadata keys the fuzzer owns (a parent's values are replaced, never merged).
@@ -90,6 +91,8 @@ def mutate(
                 for e in episode.events
             ),
         )
+        if episode.version != "1.0":  # as the generator finishes v2+ decisions: every
+            episode = finish(episode)  # argument that matters checked, accept forms
     risk = applied.risk or parent.risk
     rule = applied.rule or (parent.resolution_rule if risk == "R2" else None)
     adversary = applied.adversary if applied.risk else parent.metadata.get("adversary")
