@@ -311,12 +311,14 @@ def _changes_after(draft: Draft, ref: ItemRef) -> bool:
 
 
 def _early_kept(ctx: Ctx, draft: Draft, colleague: bool) -> bool:
-    """v4: a request right after the user states the value that is still right at the
-    final request, then a change that leaves it right: a later note, deletion or rule the
-    episode already has, else (``colleague``) a colleague stating their own value of the
-    key in their scope (``[R3]``) or the user putting the value on hold and lifting the
-    hold in words.  The foil to v3's early requests, whose value always changed: here
-    the earlier call's value is the one to use again.  Returns whether it was added."""
+    """v4: a request right after the note the final request uses is written, using it,
+    then a change that leaves it right: a later note, deletion or rule the episode has
+    anyway, else the user puts the value on hold and lifts the hold in words.  Where
+    the note is the key's first, v3's early request with a colleague sharing the value
+    (:func:`_early`); else, with ``colleague``, a colleague states their own value of the
+    key in their scope just before the request (``[R3]`` at both decisions).  The foil
+    to v3's early requests, whose value always changed: here the earlier call's value is
+    the one to use again.  Returns whether it was added."""
     final = _decisions(draft)[-1]
     if not final.uses:
         return False
@@ -328,7 +330,8 @@ def _early_kept(ctx: Ctx, draft: Draft, colleague: bool) -> bool:
         return _early(ctx, draft, good, hold=False, colleague=True, still=True)
     si, bi = at
     changed = _changes_after(draft, good)
-    # (not before a colleague's copy of the value: its session must stay where it is)
+    # no colleague where one already shares the value: splitting the session would move
+    # that colleague's session next to the final request (too close to it for the tier)
     colleague = (colleague and len(final.uses) == 1 and si < len(draft.sessions) - 1
                  and len(final.checks) < MAX_CHECKS)  # fmt: skip
     if not _room(ctx, draft, 2 + (2 if colleague else 0) + (0 if changed else 4)):
