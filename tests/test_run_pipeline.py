@@ -313,14 +313,16 @@ def test_visible_oracle_asks_when_the_note_is_hidden_and_acts_when_shown():
     assert score(ep, shown).success
 
 
-def _real(n: int = 60) -> list[Episode]:
+def _real(n: int = 60, version: str | None = None) -> list[Episode]:
     from lm_eval_memrisk.loader import load_episodes
 
-    return load_episodes(None, track="main")[:n]
+    return load_episodes(version, track="main")[:n]
 
 
 def test_visible_oracle_validates_policies_on_real_episodes():
-    episodes = _real(120)  # v3: recency:3 hides a needed value in one R3 episode
+    # v3: recency:3 hides a needed value in one R3 episode (v4 changed that episode and
+    # no policy hides a needed value there: README, the visible-oracle table)
+    episodes = _real(120, "v3")
     agent = get_agent("visible-oracle")
     full = [score(e, run_episode(e, agent)).success for e in episodes]
     assert all(full)  # under full nothing is hidden
