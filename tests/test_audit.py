@@ -22,13 +22,12 @@ meets the shortcut ceilings of issue #10 (on the packaged file and on other seed
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from typing import Any
 
 import pytest
 
-from lm_eval_memrisk.agents import action_to_reply, get_agent
+from lm_eval_memrisk.agents import PLACEHOLDER, action_to_reply, get_agent
 from lm_eval_memrisk.audit import SHORTCUTS, audit
 from lm_eval_memrisk.audit.stats import final_gap, mechanism_pattern
 from lm_eval_memrisk.audit.view import read_view
@@ -365,11 +364,16 @@ def test_v4_meets_the_ceilings_on_other_seeds(seed: int) -> None:
     _check_v3_structure(episodes)
 
 
+def _used_items(ep: Episode, dp: Any) -> list[Any]:
+    """The episode's notes whose value the decision's reference action names."""
+    content = action_content(dict(dp.reference or {}))
+    return [it for it in ep.memory_items.values() if contains_value(content, it.value)]
+
+
 def _keys(ep: Episode, dp: Any) -> set[str]:
     """The keys a decision needs: its action skeleton's slots and the notes its reference uses."""
-    content = action_content(dict(dp.reference or {}))
-    slots = set(re.findall(r"\{\{mem:([^{}]+)\}\}", json.dumps(dp.naive or {})))
-    return slots | {it.key for it in ep.memory_items.values() if contains_value(content, it.value)}
+    slots = set(PLACEHOLDER.findall(json.dumps(dp.naive or {})))
+    return slots | {it.key for it in _used_items(ep, dp)}
 
 
 def _changes(ep: Episode, start: int, end: int, keys: set[str]) -> list[str]:
@@ -399,7 +403,7 @@ def test_v4_earlier_call_value_is_right_again_in_some_episodes(
             assert _changes(ep, start, end, keys), (ep.id, later.id)
         if len(dps) > 1:
             last = action_content(dict(dps[-1].reference or {}))
-            if any(contains_value(last, v) for v in _used_values(ep, dps[0])):
+            if any(contains_value(last, it.value) for it in _used_items(ep, dps[0])):
                 reused[ep.risk] += 1
     assert all(reused[r] >= 3 for r in ("R1", "R3", "R4")), reused
     assert reused["R2"] == reused["R5"] == reused["R6"] == 0, reused
@@ -407,7 +411,3 @@ def test_v4_earlier_call_value_is_right_again_in_some_episodes(
     assert cue["n"] >= 100 and 0.25 <= cue["right_rate"] <= 0.75, cue
     assert v4_audit["shortcuts"]["skip-earlier-call"]["main"]["pass_rate"] <= 0.35
 
-
-def _used_values(ep: Episode, dp: Any) -> list[str]:
-    content = action_content(dict(dp.reference or {}))
-    return [it.value for it in ep.memory_items.values() if contains_value(content, it.value)]

@@ -309,8 +309,9 @@ def derive(episode: Episode, exp: Expectation) -> tuple[tuple[Check, ...], dict[
     # again) cannot be avoided by an action that uses it: no check on them, and none
     # whose scope or status selector would also match them
     same = _same_valued(items, exp.use_item) if exp.mode == "use" else []
+    same_ids = {i.id for i in same}
     for item_id in exp.avoid:
-        if len(checks) >= MAX_CHECKS or item_id not in items or item_id in {i.id for i in same}:
+        if len(checks) >= MAX_CHECKS or item_id not in items or item_id in same_ids:
             continue
         item = items[item_id]
         sel = _selector(item, role_of(item, state, probe))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from lm_eval_memrisk.codec import dumps_episode
 from lm_eval_memrisk.errors import MemriskError
@@ -34,6 +34,10 @@ from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode
 VERSIONS: dict[str, str] = {"v1": "1.0", "v2": "2.0", "v3": "3.0", "v4": "4.0"}
 DEFAULT_VERSION = "v4"
 VERSION = VERSIONS[DEFAULT_VERSION]
+#: Dataset version -> its risk builders (drafts before fillers).
+DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
+    "v1": BUILDERS, "v2": V2_BUILDERS, "v3": V3_BUILDERS, "v4": V4_BUILDERS,
+}  # fmt: skip
 Counts = Mapping[tuple[str, str], int]
 
 #: Paper Table 4: episodes per tier (easy, medium, hard) of each main risk.
@@ -129,7 +133,7 @@ def _attempt(
         variant=variant,
         rule=rule,
     )
-    draft = {"v2": V2_BUILDERS, "v3": V3_BUILDERS, "v4": V4_BUILDERS}.get(version, BUILDERS)[risk](ctx)
+    draft = DRAFT_BUILDERS[version][risk](ctx)
     draft.sessions = [s for s in draft.sessions if s.blocks]
     add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, version != "v1")
     events = compile_plan(draft.sessions, rng)

@@ -162,6 +162,11 @@ def _first_stated(ctx: Ctx, draft: Draft) -> ItemRef | None:
     return None
 
 
+def _events(draft: Draft) -> list[Ev]:
+    """Every event of the draft, in order."""
+    return [e for s in draft.sessions for b in s.blocks for e in b]
+
+
 def _decisions(draft: Draft) -> list[DecisionSpec]:
     return [e.decision for s in draft.sessions for b in s.blocks for e in b if e.decision]
 
@@ -185,6 +190,14 @@ def _hold_and_lift(ctx: Ctx, value: str) -> Block:
         Ev("constraint_lift", target=c, text=pick(ctx.rng, HOLD_LIFTS, value=value)),
         Ev("assistant_message", text=ctx.rng.choice(r5_constraint.LIFT_ACKS)),
     ]
+
+
+def _lifted_hold_after(ctx: Ctx, draft: Draft, value: str) -> list[Block]:
+    """v4: the change after a kept early request when the episode has none of its own:
+    the user puts ``value`` on hold and lifts the hold in words (the state changes, the
+    note stays right)."""
+    draft.tools.append(ctx.fam.tool.name)
+    return [_hold_and_lift(ctx, value)]
 
 
 def _earlier_notes(draft: Draft, ref: ItemRef) -> bool:
@@ -240,9 +253,7 @@ def _early(
     block += ask(ctx, me(ctx), decision, pool=draft.ask_pool or None, **draft.ask_words)
     block += done_ack(ctx)
     ctx.task = saved
-    tail = [_hold_and_lift(ctx, ref.value)] if change else []
-    if change:
-        draft.tools.append(ctx.fam.tool.name)
+    tail = _lifted_hold_after(ctx, draft, ref.value) if change else []
     if still:
         decision.checks[0].description = STILL
     here = draft.sessions[si]
@@ -282,7 +293,7 @@ def _right_when_written(draft: Draft, ref: ItemRef, ctx: Ctx) -> tuple[int, int]
     si, bi = _find(draft.sessions, ref)
     if draft.sessions[si].persona is not ctx.main:
         return None
-    events = [e for s in draft.sessions for b in s.blocks for e in b]
+    events = _events(draft)
     at = next(i for i, e in enumerate(events) if e.item is ref)
     older = {id(e.item) for e in events[:at]
              if e.item is not None and (e.item.key, e.item.scope) == (ref.key, ref.scope)}  # fmt: skip
@@ -294,20 +305,15 @@ def _right_when_written(draft: Draft, ref: ItemRef, ctx: Ctx) -> tuple[int, int]
 
 
 def _changes_after(draft: Draft, ref: ItemRef) -> bool:
-    """Whether a note of ``ref``'s key is written, updated or deleted, or a rule declared,
-    after ``ref`` is written."""
-    seen = False
-    for s in draft.sessions:
-        for block in s.blocks:
-            for e in block:
-                if e.item is ref:
-                    seen = True
-                elif seen and (e.constraint is not None or (
-                    e.type.startswith("memory_") and (e.item or e.target) is not None
-                    and getattr(e.item or e.target, "key", None) == ref.key
-                )):  # fmt: skip
-                    return True
-    return False
+    """Whether a note of ``ref``'s key is written, updated or deleted, or a rule declared
+    (a lifted hold on it included), after ``ref`` is written."""
+    events = _events(draft)
+    at = next(i for i, e in enumerate(events) if e.item is ref)
+    return any(
+        e.constraint is not None
+        or (e.type.startswith("memory_") and getattr(e.item or e.target, "key", None) == ref.key)
+        for e in events[at + 1 :]
+    )
 
 
 def _early_kept(ctx: Ctx, draft: Draft, colleague: bool) -> bool:
@@ -345,11 +351,8 @@ def _early_kept(ctx: Ctx, draft: Draft, colleague: bool) -> bool:
     block = ask(ctx, me(ctx), decision, pool=draft.ask_pool or None, **draft.ask_words) + done_ack(ctx)
     ctx.task = saved
     here = draft.sessions[si]
-    after = here.blocks[bi + 1] if bi + 1 < len(here.blocks) else []
-    held = changed or any(
-        e.constraint is not None and e.constraint.forbid_value == good.value for e in after
-    )  # (a lifted hold on the value may already follow it: that is the change)
-    here.blocks[bi + 1 : bi + 1] = [block] if held else [block, _hold_and_lift(ctx, good.value)]
+    tail = [] if changed else _lifted_hold_after(ctx, draft, good.value)
+    here.blocks[bi + 1 : bi + 1] = [block, *tail]
     draft.tools.append(ctx.fam.tool.name)
     if not colleague:
         return True
@@ -530,8 +533,8 @@ def _attribute(draft: Draft) -> None:
 
 
 def _build(risk: str, kept: bool = False) -> Callable[[Ctx], Draft]:
-    """v3's builder of ``risk``; ``kept`` (v4): every other early request in R1-R4 uses
-    the value still right at the final request (:func:`_early_kept`)."""
+    """v3's builder of ``risk``; ``kept`` (v4): some early requests use the value still
+    right at the final request (:data:`KEPT_EVERY`, :func:`_early_kept`), and R6 has none."""
     base = v2.BUILDERS[risk]
 
     def build(ctx: Ctx) -> Draft:
