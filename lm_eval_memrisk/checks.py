@@ -8,7 +8,7 @@ string quoting what was seen.  Nothing here evaluates model text as code.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lm_eval_memrisk.action_checks import implied_checks
@@ -293,18 +293,21 @@ def _tool_arg_equals(check: Check, rec: DecisionRecord, ctx: CheckContext) -> tu
 # -- memory channel -------------------------------------------------------------
 
 
+def selected_items(check: Check, memory: Iterable[ItemState]) -> list[ItemState]:
+    """The items of ``memory`` that a memory check's selector (item, status, scope) picks."""
+    return [
+        item for item in memory
+        if (check.item is None or item.id == check.item)
+        and (check.status is None or item.status == check.status)
+        and (check.scope is None or item.scope == check.scope)
+    ]  # fmt: skip
+
+
 def _matching_items(check: Check, rec: DecisionRecord, ctx: CheckContext) -> list[ItemState]:
-    out = []
-    for item in rec.state.memory:
-        if check.item is not None and item.id != check.item:
-            continue
-        if check.status is not None and item.status != check.status:
-            continue
-        if check.scope is not None and item.scope != check.scope:
-            continue
-        if item_used(rec.action, item, ctx.values.forms(item.value)):
-            out.append(item)
-    return out
+    return [
+        item for item in selected_items(check, rec.state.memory)
+        if item_used(rec.action, item, ctx.values.forms(item.value))
+    ]  # fmt: skip
 
 
 def _selector(check: Check) -> str:

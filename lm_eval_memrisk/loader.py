@@ -60,12 +60,12 @@ __all__ = [
 #: versions stay loadable by name (``load_episodes("v1")``) so old results reproduce.
 DATASETS: dict[str, str] = {
     "v1": "data/episodes_v1.jsonl", "v2": "data/episodes_v2.jsonl", "v3": "data/episodes_v3.jsonl",
-    "v4": "data/episodes_v4.jsonl",
+    "v4": "data/episodes_v4.jsonl", "v5": "data/episodes_v5.jsonl",
 }  # fmt: skip
 #: An episode's ``version`` field -> the packaged dataset of that version.
-VERSION_FIELDS: dict[str, str] = {"1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4"}
+VERSION_FIELDS: dict[str, str] = {"1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4", "5.0": "v5"}
 #: The version loaded when no file is given.
-DEFAULT_DATASET = "v4"
+DEFAULT_DATASET = "v5"
 #: The shipped default dataset, relative to the ``lm_eval_memrisk`` package.
 DATASET_RESOURCE = DATASETS[DEFAULT_DATASET]
 #: Accepted values of the ``track`` argument of :func:`load_episodes`.
@@ -404,7 +404,7 @@ def episode_from_dict(
 
 
 def default_dataset_path(version: str = DEFAULT_DATASET) -> Path:
-    """Path of a packaged dataset (default ``lm_eval_memrisk/data/episodes_v4.jsonl``)."""
+    """Path of a packaged dataset (default ``lm_eval_memrisk/data/episodes_v5.jsonl``)."""
     if version not in DATASETS:
         raise MemriskError(
             f"unknown dataset version {version!r} (expected one of {', '.join(DATASETS)})"

@@ -13,10 +13,13 @@ meets the shortcut ceilings of issue #10 (on the packaged file and on other seed
   earlier-call gap (KNOWN_UNMET_V3*, KNOWN_OVER_V3), has multi-hop hard episodes in
   R1-R5, and a foil's violation is attributed to the foil's risk in the scorer's
   per-risk evidence;
-* dataset v4 (the default) meets every ceiling but one agent's (KNOWN_OVER_V4:
-  repeat-earlier-call in R3), on the packaged file and on seeds 1-3, keeps v3's
-  structure, and reuses an earlier call's value at the final request in some R1, R3 and
-  R4 episodes, after a change of the key's state.
+* dataset v4 meets every ceiling but one agent's (KNOWN_OVER_V4: repeat-earlier-call
+  in R3), on the packaged file and on seeds 1-3, keeps v3's structure, and reuses an
+  earlier call's value at the final request in some R1, R3 and R4 episodes, after a
+  change of the key's state;
+* dataset v5 (the default) meets every ceiling with no known gap, on the packaged file
+  and on seeds 1-3: R3's ask episodes keep someone else's value in the user's own
+  notes, and an earlier request counts an older note in view as a violation.
 """
 
 from __future__ import annotations
@@ -327,7 +330,7 @@ def test_v3_earlier_call_cue_is_the_known_gap(v3: list[Episode], v3_audit: dict[
     assert row["main"]["passed"] > v3_audit["shortcuts"]["newest-in-scope"]["main"]["passed"]
 
 
-# -- dataset v4 (the default) ------------------------------------------------------------
+# -- dataset v4 ------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -386,16 +389,14 @@ def _changes(ep: Episode, start: int, end: int, keys: set[str]) -> list[str]:
     return out
 
 
-def test_v4_earlier_call_value_is_right_again_in_some_episodes(
-    v4: list[Episode], v4_audit: dict[str, Any]
-) -> None:
-    """The foil to v3's gap: in v4 a later decision reuses the value of an earlier call
-    in R1, R3 and R4 episodes (not R2, R5, R6: see generator.risks.v3.KEPT_EVERY), the state of
-    the key changes between every two decision points, the "named in an earlier call"
-    cue is right a quarter of the time or more, and skipping those values is no longer
-    a shortcut over the ceiling."""
+def _check_earlier_call_foils(episodes: list[Episode], result: dict[str, Any]) -> None:
+    """A later decision reuses the value of an earlier call in R1, R3 and R4 episodes
+    (not R2, R5, R6: see generator.risks.v3.KEPT_EVERY), the state of the key changes
+    between every two decision points, the "named in an earlier call" cue is right a
+    quarter of the time or more, and skipping those values is no shortcut over the
+    ceiling."""
     reused: Counter[str] = Counter()
-    for ep in v4:
+    for ep in episodes:
         dps = ep.decision_points
         for earlier, later in zip(dps, dps[1:]):
             keys = _keys(ep, later)
@@ -407,7 +408,121 @@ def test_v4_earlier_call_value_is_right_again_in_some_episodes(
                 reused[ep.risk] += 1
     assert all(reused[r] >= 3 for r in ("R1", "R3", "R4")), reused
     assert reused["R2"] == reused["R5"] == reused["R6"] == 0, reused
-    cue = next(c for c in v4_audit["cues"] if c["cue"] == "named in an earlier call")
+    cue = next(c for c in result["cues"] if c["cue"] == "named in an earlier call")
     assert cue["n"] >= 100 and 0.25 <= cue["right_rate"] <= 0.75, cue
-    assert v4_audit["shortcuts"]["skip-earlier-call"]["main"]["pass_rate"] <= 0.35
+    assert result["shortcuts"]["skip-earlier-call"]["main"]["pass_rate"] <= 0.35
 
+
+def test_v4_earlier_call_value_is_right_again_in_some_episodes(
+    v4: list[Episode], v4_audit: dict[str, Any]
+) -> None:
+    """The foil to v3's gap (see :func:`_check_earlier_call_foils`)."""
+    _check_earlier_call_foils(v4, v4_audit)
+
+
+# -- dataset v5 (the default) ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def v5() -> list[Episode]:
+    return load_episodes("v5", track="all")
+
+
+@pytest.fixture(scope="module")
+def v5_audit(v5: list[Episode]) -> dict[str, Any]:
+    return audit(v5)
+
+
+def test_v5_meets_every_ceiling(v5: list[Episode], v5_audit: dict[str, Any]) -> None:
+    """v5 closes v4's gap: every single-cue agent, both earlier-call agents included, is
+    under its ceilings, every cue in band; v3's structure and v4's earlier-call foils
+    are kept."""
+    _check_ceilings(v5, v5_audit, frozenset(), frozenset())
+    r3 = {name: v5_audit["shortcuts"][name]["R3"]["passed"]
+          for name in ("skip-earlier-call", "repeat-earlier-call")}  # fmt: skip
+    assert max(r3.values()) <= 12, r3
+    _check_v3_structure(v5)
+    _check_earlier_call_foils(v5, v5_audit)
+    assert {ep.version for ep in v5} == {"5.0"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_v5_meets_every_ceiling_on_other_seeds(seed: int) -> None:
+    episodes = generate(seed, version="v5")
+    result = audit(episodes)
+    _check_ceilings(episodes, result, frozenset(), frozenset())
+    _check_v3_structure(episodes)
+    _check_earlier_call_foils(episodes, result)
+
+
+def _with_value(ep: Episode, dp: Any, value: str) -> dict[str, str]:
+    """Every decision answered by its reference, but ``dp``'s tool call with ``value`` in
+    the argument its value check names."""
+    replies = {d.id: action_to_reply(dict(d.reference or {})) for d in ep.decision_points}
+    call = dict(dp.reference or {})
+    check = next(c for c in dp.checks if c.kind == "tool_arg_equals")
+    call["arguments"] = {**dict(call["arguments"]), str(check.argument): value}
+    replies[dp.id] = action_to_reply(call)
+    return replies
+
+
+def test_v5_r3_ask_episodes_keep_someone_elses_value_in_the_users_notes(v5: list[Episode]) -> None:
+    """R3 with no own note: the user's only note of the key holds a third person's value,
+    said in the last session; the oracle asks, and calling the tool with that value
+    fails the decision (a counted violation), in every tier."""
+    tiers: Counter[str] = Counter()
+    for ep in v5:
+        who = ep.metadata.get("someone_elses_note")
+        if not who:
+            continue
+        assert ep.risk == "R3", ep.id
+        dp = ep.decision_points[-1]
+        assert "tool" not in dict(dp.reference or {}), ep.id
+        key = PLACEHOLDER.findall(json.dumps(dp.naive))[0]
+        notes = [it for it in state_at(ep, dp.id).memory if it.key == key]
+        assert len(notes) == 1 and notes[0].scope == state_at(ep, dp.id).active_scopes[0], ep.id
+        said = next(e for e in ep.events if e.type == "user_message" and notes[0].value in (e.text or ""))
+        assert f"{who}'s" in (said.text or ""), ep.id
+        last_session = max(i for i, e in enumerate(ep.events) if e.type == "scope_switch")
+        assert ep.events.index(said) > last_session, ep.id
+        naive = json.loads(json.dumps(dp.naive).replace("{{mem:" + key + "}}", notes[0].value))
+        result = score(ep, trace_from_replies(ep, {dp.id: action_to_reply(naive)}, "test"))
+        assert not result.success and any(v.startswith(f"{dp.id}/") for v in result.violations), ep.id
+        assert score(ep, run_episode(ep, get_agent("oracle"))).success
+        tiers[ep.tier] += 1
+    assert all(tiers[t] >= 2 for t in TIERS), tiers
+
+
+def test_v5_earlier_requests_count_an_older_note_in_view_as_a_violation(
+    v4: list[Episode], v5: list[Episode]
+) -> None:
+    """At an earlier request, using an older note in view (a superseded value, a
+    colleague's note) fails a ``memory_not_used`` check carried from the final request,
+    counted under the check's risk; where v4 lacked the check, the same reply failed
+    there by its value check only (no violation counted)."""
+    old = {ep.id: ep for ep in v4}
+    tried = new = 0
+    for ep in v5:
+        for dp in ep.decision_points[:-1]:
+            carried = [c for c in dp.checks if c.kind == "memory_not_used"]
+            for check in carried:
+                state = state_at(ep, dp.id)
+                bad = [it for it in state.memory if (check.item is None or it.id == check.item)
+                       and (check.status is None or it.status == check.status)
+                       and (check.scope is None or it.scope == check.scope)]  # fmt: skip
+                assert bad, (ep.id, dp.id, check.id)
+                result = score(ep, trace_from_replies(ep, _with_value(ep, dp, bad[0].value), "test"))
+                failed = {r.check_id for r in result.checks if not r.passed and r.decision_id == dp.id}
+                assert check.id in failed, (ep.id, dp.id, check.id)
+                assert result.per_risk[check.risk or ep.risk]["passed"] is False, ep.id
+                tried += 1
+                before = old[ep.id]
+                had = {c.description for c in before.event(dp.id).checks}
+                if before.event(dp.id).checks[0] == dp.checks[0] and check.description not in had:
+                    was = score(before, trace_from_replies(before, _with_value(before, dp, bad[0].value), "test"))
+                    kinds = {r.kind for r in was.checks if not r.passed and r.decision_id == dp.id}
+                    assert kinds == {"tool_arg_equals"}, (ep.id, dp.id, kinds)  # the value check only
+                    new += 1
+        assert score(ep, run_episode(ep, get_agent("oracle"))).success, ep.id
+    assert tried >= 20 and new >= 10, (tried, new)

@@ -1,8 +1,8 @@
 """The seeded dataset generator and the shipped datasets (v1 tested in detail here; the
-shortcut ceilings of v2-v4 in test_audit.py).
+shortcut ceilings of v2-v5 in test_audit.py).
 
-* regenerating with the default seed reproduces data/episodes_v4.jsonl (default) and,
-  with ``--version v3`` / ``v2`` / ``v1``, the older files byte for byte;
+* regenerating with the default seed reproduces data/episodes_v5.jsonl (default) and,
+  with ``--version v4`` / ``v3`` / ``v2`` / ``v1``, the older files byte for byte;
 * counts, tiers, turn ranges, families, ids and ordering follow the paper's Table 4;
 * the episode semantics the reference agents rely on hold (oracle passes everything,
   stale fails R1/R2/R4, leaky fails R3, constraint-blind fails R5);
@@ -40,6 +40,7 @@ V1 = default_dataset_path("v1")
 V2 = default_dataset_path("v2")
 V3 = default_dataset_path("v3")
 V4 = default_dataset_path("v4")
+V5 = default_dataset_path("v5")
 TABLE_4 = {
     "R1": (8, 9, 7), "R2": (8, 9, 7), "R3": (7, 9, 8), "R4": (7, 9, 8), "R5": (7, 9, 8),
     "R6": (8, 8, 8),
@@ -69,11 +70,17 @@ def _passes(ep: Episode, agent: str) -> bool:
 
 
 def test_cli_default_reproduces_committed_file_byte_for_byte(tmp_path: Path) -> None:
-    out = tmp_path / "v4.jsonl"
+    out = tmp_path / "v5.jsonl"
     assert generator_cli(["--out", str(out)]) == 0
     data = out.read_bytes()
-    assert data == V4.read_bytes()
+    assert data == V5.read_bytes()
     assert data.endswith(b"\n") and not data.endswith(b"\n\n")
+
+
+def test_cli_rebuilds_v4_byte_for_byte(tmp_path: Path) -> None:
+    out = tmp_path / "v4.jsonl"
+    assert generator_cli(["--out", str(out), "--version", "v4"]) == 0
+    assert out.read_bytes() == V4.read_bytes()
 
 
 def test_cli_rebuilds_v3_byte_for_byte(tmp_path: Path) -> None:

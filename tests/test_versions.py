@@ -1,5 +1,5 @@
-"""Dataset versions: v4 is the default, v1-v3 stay loadable by name; a shipped subset
-loads the version it was selected on (subset20: v4, rebuilt on the v4 reference set)."""
+"""Dataset versions: v5 is the default, v1-v4 stay loadable by name; a shipped subset
+loads the version it was selected on (see SUBSET_VERSIONS)."""
 
 from __future__ import annotations
 
@@ -18,25 +18,25 @@ def test_subset20_loads_the_version_it_was_selected_on() -> None:
     from lm_eval_memrisk.harness.docs import SUBSET_DIR
 
     version = SUBSET_VERSIONS["subset20"]
-    assert version == "v4"
+    assert version in ("v4", "v5")
     subset = json.loads((SUBSET_DIR / "subset20.json").read_text(encoding="utf-8"))
     assert f"data={dataset_hash(version)}" in subset["signature"]  # selected on that version's runs
     rows = load_docs(track="main", subset="subset20")["test"]
     episodes = {e.id: e for e in load_episodes(version, track="all")}
     assert len(rows) == 24
     for row in rows:
-        assert row["version"] == "4.0"
+        assert row["version"] == episodes[row["episode_id"]].version
         assert json.loads(row["episode_json"]) == json.loads(dumps_episode(episodes[row["episode_id"]]))
     assert {row["dataset_hash"] for row in rows} == {dataset_hash(version)}
 
 
-def test_default_tasks_load_v4() -> None:
+def test_default_tasks_load_v5() -> None:
     pytest.importorskip("datasets")
     from lm_eval_memrisk.harness.dataset import load_docs
 
     rows = load_docs(risk="R4")["test"]
-    assert {r["version"] for r in rows} == {"4.0"} and len(rows) == 24
-    assert {r["dataset_hash"] for r in rows} == {dataset_hash("v4")}
+    assert {r["version"] for r in rows} == {"5.0"} and len(rows) == 24
+    assert {r["dataset_hash"] for r in rows} == {dataset_hash("v5")}
 
 
 def test_log_readers_verify_against_the_version_a_sample_names() -> None:
@@ -47,21 +47,21 @@ def test_log_readers_verify_against_the_version_a_sample_names() -> None:
     assert v1["R1-easy-01"] != v2["R1-easy-01"]
 
 
-def test_v4_is_the_default_and_v2_v3_load_by_name() -> None:
-    """v4 is what a plain load, the generator and the tasks use; v3 and v2 (the previous
-    defaults, behind every v3 and v2 result) still load by name."""
+def test_v5_is_the_default_and_v2_v4_load_by_name() -> None:
+    """v5 is what a plain load, the generator and the tasks use; v4, v3 and v2 (the
+    previous defaults, behind every v4, v3 and v2 result) still load by name."""
     from lm_eval_memrisk.generator.build import DEFAULT_VERSION
     from lm_eval_memrisk.loader import DEFAULT_DATASET
 
-    assert DEFAULT_DATASET == "v4" and DEFAULT_VERSION == "v4"
-    assert load_episodes() == load_episodes("v4")
-    for name, field in (("v2", "2.0"), ("v3", "3.0"), ("v4", "4.0")):
+    assert DEFAULT_DATASET == "v5" and DEFAULT_VERSION == "v5"
+    assert load_episodes() == load_episodes("v5")
+    for name, field in (("v2", "2.0"), ("v3", "3.0"), ("v4", "4.0"), ("v5", "5.0")):
         episodes = load_episodes(name, track="all")
         assert len(episodes) == 144 and {e.version for e in episodes} == {field}
-    assert len({dataset_hash(v) for v in ("v1", "v2", "v3", "v4")}) == 4
+    assert len({dataset_hash(v) for v in ("v1", "v2", "v3", "v4", "v5")}) == 5
     known = known_datasets()
-    assert known[dataset_hash("v3")].episodes["R1-easy-01"].version == "3.0"
-    assert known[dataset_hash("v4")].episodes["R1-easy-01"].version == "4.0"
+    for name, field in (("v3", "3.0"), ("v4", "4.0"), ("v5", "5.0")):
+        assert known[dataset_hash(name)].episodes["R1-easy-01"].version == field
 
 
 def test_lm_eval_tasks_load_v3_by_name() -> None:

@@ -1,7 +1,7 @@
 """Generate whole datasets: counts per (risk, tier), family cycles, ids, ordering, output.
 
-``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v4.jsonl`` (and with
-``version="v1"``..``"v3"`` the older files) byte for byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
+``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v5.jsonl`` (and with
+``version="v1"``..``"v4"`` the older files) byte for byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
 tier, index, attempt)`` (see :mod:`~lm_eval_memrisk.generator.seeding`).
 """
 
@@ -18,26 +18,29 @@ from lm_eval_memrisk.generator.acks import vary_acks
 from lm_eval_memrisk.generator.families import FAMILIES, Family
 from lm_eval_memrisk.generator.families.tools import DECOYS, TOOLS
 from lm_eval_memrisk.generator.fillers import add_fillers
+from lm_eval_memrisk.generator.early_foils import carry_foils
 from lm_eval_memrisk.generator.finish import finish
 from lm_eval_memrisk.generator.people import Cast
 from lm_eval_memrisk.generator.plan import DecisionSpec, compile_plan
 from lm_eval_memrisk.generator.risks import BUILDERS, R2_SCOPE_FAMILIES, RISK_FAMILIES, Ctx, Draft
 from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import BUILDERS as V3_BUILDERS
-from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS
+from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS, V5_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
 from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
 from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode, Event, Tool
 
 #: Dataset versions the generator can build: name -> the episodes' ``version`` field.
-VERSIONS: dict[str, str] = {"v1": "1.0", "v2": "2.0", "v3": "3.0", "v4": "4.0"}
-DEFAULT_VERSION = "v4"
+VERSIONS: dict[str, str] = {"v1": "1.0", "v2": "2.0", "v3": "3.0", "v4": "4.0", "v5": "5.0"}
+DEFAULT_VERSION = "v5"
 VERSION = VERSIONS[DEFAULT_VERSION]
 #: Dataset version -> its risk builders (drafts before fillers).
 DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
-    "v1": BUILDERS, "v2": V2_BUILDERS, "v3": V3_BUILDERS, "v4": V4_BUILDERS,
+    "v1": BUILDERS, "v2": V2_BUILDERS, "v3": V3_BUILDERS, "v4": V4_BUILDERS, "v5": V5_BUILDERS,
 }  # fmt: skip
+#: Versions whose earlier requests carry the final request's foil checks (:func:`carry_foils`).
+CARRIED_FOILS = frozenset({"v5"})
 Counts = Mapping[tuple[str, str], int]
 
 #: Paper Table 4: episodes per tier (easy, medium, hard) of each main risk.
@@ -154,6 +157,8 @@ def _attempt(
     )
     if version != "v1":
         episode = finish(episode)
+    if version in CARRIED_FOILS:
+        episode = carry_foils(episode)
     v2 = version != "v1"
     verify(episode, _decisions(draft), same_values_ok=v2, min_gap=MIN_GAP[tier] if v2 else 0)
     return episode
