@@ -15,13 +15,13 @@ from collections.abc import Callable, Mapping
 from lm_eval_memrisk.codec import dumps_episode
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.generator.acks import vary_acks
+from lm_eval_memrisk.generator.early_foils import carry_foils
 from lm_eval_memrisk.generator.families import FAMILIES, Family
 from lm_eval_memrisk.generator.families.tools import DECOYS, TOOLS
 from lm_eval_memrisk.generator.fillers import add_fillers
-from lm_eval_memrisk.generator.early_foils import carry_foils
 from lm_eval_memrisk.generator.finish import finish
 from lm_eval_memrisk.generator.people import Cast
-from lm_eval_memrisk.generator.plan import DecisionSpec, compile_plan
+from lm_eval_memrisk.generator.plan import compile_plan
 from lm_eval_memrisk.generator.risks import BUILDERS, R2_SCOPE_FAMILIES, RISK_FAMILIES, Ctx, Draft
 from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import BUILDERS as V3_BUILDERS
@@ -102,13 +102,6 @@ def _tools(rng_pick: random.Random, draft: Draft, events: tuple[Event, ...]) -> 
     return tuple(TOOLS[n] for n in needed + rng_pick.sample(free, k))
 
 
-def _decisions(draft: Draft) -> list[DecisionSpec]:
-    """The decision specs of a draft, in file order."""
-    return [
-        e.decision for s in draft.sessions for b in s.blocks for e in b if e.decision is not None
-    ]
-
-
 def _attempt(
     seed: int,
     risk: str,
@@ -160,7 +153,7 @@ def _attempt(
     if version in CARRIED_FOILS:
         episode = carry_foils(episode)
     v2 = version != "v1"
-    verify(episode, _decisions(draft), same_values_ok=v2, min_gap=MIN_GAP[tier] if v2 else 0)
+    verify(episode, draft.decisions(), same_values_ok=v2, min_gap=MIN_GAP[tier] if v2 else 0)
     return episode
 
 

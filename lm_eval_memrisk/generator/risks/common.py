@@ -85,6 +85,10 @@ class Draft:
     ask_words: dict[str, Any] = field(default_factory=dict)
     """Further template words the requests need (R5 scenarios)."""
 
+    def decisions(self) -> list[DecisionSpec]:
+        """The decision specs of the draft, in file order."""
+        return [e.decision for s in self.sessions for b in s.blocks for e in b if e.decision is not None]
+
 
 def words(ctx: Ctx, owner: Owner, **more: Any) -> dict[str, Any]:
     """Template context: task fields, owner words, the noun and more."""
