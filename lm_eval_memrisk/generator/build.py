@@ -29,10 +29,12 @@ from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS, V5_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
 from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
 from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
+from lm_eval_memrisk.loader import VERSION_FIELDS
 from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode, Event, Tool
 
-#: Dataset versions the generator can build: name -> the episodes' ``version`` field.
-VERSIONS: dict[str, str] = {"v1": "1.0", "v2": "2.0", "v3": "3.0", "v4": "4.0", "v5": "5.0"}
+#: Dataset versions the generator can build: name -> the episodes' ``version`` field
+#: (the inverse of the loader's table, which names the packaged file of each field).
+VERSIONS: dict[str, str] = {name: field for field, name in VERSION_FIELDS.items()}
 DEFAULT_VERSION = "v5"
 VERSION = VERSIONS[DEFAULT_VERSION]
 #: Dataset version -> its risk builders (drafts before fillers).
