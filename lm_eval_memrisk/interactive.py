@@ -35,6 +35,7 @@ from lm_eval_memrisk.render import (
     Presentation,
     compose,
     decision_view,
+    script_message,
 )
 from lm_eval_memrisk.runner import Generate, Request, call_agent, checked_replies, parse_reply
 from lm_eval_memrisk.state import drops_stand_in, message_text, ordered_events
@@ -96,13 +97,14 @@ class EpisodeRun:
             return
         while self._cursor < len(self._events) and self._events[self._cursor].id != self.decision.id:
             event = self._events[self._cursor]
+            previous = self._events[self._cursor - 1] if self._cursor else None
             shown = message_text(event)
             if event.type == "scope_switch":
                 self._session_start = len(self.conversation)
             if shown is not None:
                 dropped, self._after_decision = drops_stand_in(event, self._after_decision)
                 if not dropped:
-                    self.conversation.append({"role": shown[0], "content": shown[1]})
+                    self.conversation.append(script_message(previous, event, *shown))
             self._cursor += 1
         self._cursor += 1  # past the decision point itself
         self._anchor = len(self.conversation)

@@ -28,13 +28,16 @@ from typing import Any, Protocol
 
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.records import Episode, Event, Tool
-from lm_eval_memrisk.state import conversation_events, events_before, snapshot
+from lm_eval_memrisk.state import conversation_events, events_before, is_acknowledgement, snapshot
 from lm_eval_memrisk.trace import ConstraintState, ItemState, StateSnapshot
 
 Message = dict[str, str]
 
 #: Bumped whenever what the agent sees changes (recorded in every signature).
-RENDER_VERSION = "3"
+RENDER_VERSION = "4"
+#: Key marking a conversation message as the script's acknowledgement of a memory or
+#: rule event (``state.is_acknowledgement``): render 4 does not show these.
+ACK = "acknowledgement"
 PRESENTATIONS: tuple[str, ...] = ("chat", "history", "session")
 TOOL_MODES: tuple[str, ...] = ("text", "native")
 
@@ -227,6 +230,11 @@ def history_transcript(messages: Sequence[Mapping[str, str]]) -> str:
     return "\n\n".join(f"{HISTORY_LABELS.get(m['role'], m['role'].title())}: {m['content']}" for m in messages)
 
 
+def _without_acks(messages: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]]:
+    """``messages`` without the script's acknowledgements (render 4; see :data:`ACK`)."""
+    return [m for m in messages if ACK not in m]
+
+
 def _final_user_run(messages: Sequence[Mapping[str, str]]) -> int:
     """Index where the trailing run of user messages starts (len if none)."""
     i = len(messages)
@@ -257,13 +265,14 @@ def compose(
     notes = notes_block(view, presentation)
     system: Message = {"role": "system", "content": system_message(tools, presentation)}
     if presentation.name == "history":
-        cut = _final_user_run(head)
+        cut = _final_user_run(head)  # (an acknowledgement still ends a run of user turns)
         current = "\n\n".join(m["content"] for m in head[cut:])
-        parts = ([HISTORY_HEADER + "\n\n" + history_transcript(head[:cut])] if cut else []) + [
+        earlier = _without_acks(head[:cut])
+        parts = ([HISTORY_HEADER + "\n\n" + history_transcript(earlier)] if earlier else []) + [
             notes, REQUEST_HEADER + "\n" + current,
         ]
         return [system] + merge_roles([{"role": "user", "content": "\n\n".join(parts)}, *tail])
-    shown = merge_roles(head[start:] if presentation.name == "session" else head)
+    shown = merge_roles(_without_acks(head[start:] if presentation.name == "session" else head))
     if shown and shown[-1]["role"] == "user":
         shown[-1] = {"role": "user", "content": notes + "\n\n" + shown[-1]["content"]}
     else:
@@ -285,17 +294,28 @@ def visible_notes(
     return decision_view(episode, decision_id, policy).notes
 
 
+def script_message(previous: Event | None, event: Event, role: str, content: str) -> Message:
+    """One message of the scripted conversation; the script's acknowledgement of a memory
+    or rule event is marked :data:`ACK` (kept in the view, where it ends a run of user
+    turns as before; :func:`compose` does not show it)."""
+    message = {"role": role, "content": content}
+    if is_acknowledgement(previous, event):
+        message[ACK] = "1"
+    return message
+
+
 def _conversation(events: Sequence[Event]) -> tuple[list[Message], int]:
     """(one message per shown event, index of the current session's first message)."""
     shown = {event.id: (role, content) for event, role, content in conversation_events(events)}
     out: list[Message] = []
     session_start = 0
+    previous: Event | None = None
     for event in events:
         if event.type == "scope_switch":
             session_start = len(out)
         if event.id in shown:
-            role, content = shown[event.id]
-            out.append({"role": role, "content": content})
+            out.append(script_message(previous, event, *shown[event.id]))
+        previous = event
     return out, session_start
 
 

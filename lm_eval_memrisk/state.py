@@ -68,6 +68,12 @@ def message_text(event: Event) -> tuple[str, str] | None:
     return None
 
 
+#: Events the script acknowledges with an assistant turn right after ("Got it — saved.").
+ACKNOWLEDGED: frozenset[str] = frozenset(
+    {"memory_write", "memory_update", "memory_revoke", "constraint_declare", "constraint_lift"}
+)
+
+
 def drops_stand_in(event: Event, after_decision: bool) -> tuple[bool, bool]:
     """Whether a shown ``event`` is the script's stand-in for the agent's reply at the
     decision point just passed (every assistant turn right after it, e.g. "Email sent."),
@@ -80,6 +86,16 @@ def drops_stand_in(event: Event, after_decision: bool) -> tuple[bool, bool]:
     if after_decision and event.type == "assistant_message":
         return True, True
     return False, False
+
+
+def is_acknowledgement(previous: Event | None, event: Event) -> bool:
+    """Whether ``event`` is the script's acknowledgement of the memory or rule event just
+    before it ("Understood — I've written it down.", "Will do — that's deleted.").
+
+    Render 4 does not show these to the agent, in either mode: they say nothing the user's
+    words and the notes do not, and a model shown a transcript of them answers the
+    request with one instead of acting (Qwen2.5-Coder-0.5B on v4: 15 of 186 replies)."""
+    return event.type == "assistant_message" and previous is not None and previous.type in ACKNOWLEDGED
 
 
 def conversation_events(events: Iterable[Event]) -> Iterator[tuple[Event, str, str]]:

@@ -112,7 +112,7 @@ def test_episode_record_is_logged_but_not_in_the_score_tables(tm):
     sample = res["samples"]["memriskbench_r1"][0]
     record = sample["episodes"]
     assert record["episode_id"] == sample["doc"]["episode_id"] and record["decisions"]
-    assert "presentation=history|tools=text|render=3" in record["signature"]
+    assert "presentation=history|tools=text|render=4" in record["signature"]
     for name in ("memriskbench_r1", "memriskbench"):
         assert not any(k.startswith("episodes") for k in res["results"][name])
         assert set(res["higher_is_better"][name]) >= {"acted", "violation", "must_do"}
@@ -132,5 +132,7 @@ def test_chat_template_contexts_are_real_messages(loaded):
     assert len(messages) == 2  # the default history presentation: the transcript is one block
     from lm_eval_memrisk.harness.task import decision_contexts
 
-    chat = json.loads(decision_contexts(dict(task.eval_docs[0], presentation="chat"), None, json.dumps)[0])
-    assert len(chat) >= 3 and [m["role"] for m in chat[1:3]] == ["user", "assistant"]
+    chats = [json.loads(decision_contexts(dict(doc, presentation="chat"), None, json.dumps)[0])
+             for doc in task.eval_docs]
+    chat = next(c for c in chats if len(c) >= 3)  # an episode with a chit-chat answer
+    assert [m["role"] for m in chat[1:3]] == ["user", "assistant"]

@@ -77,7 +77,7 @@ def test_chat_replays_every_session_as_turns():
     dp = ep.decision_points[0].id
     messages = render(ep, dp, presentation=Presentation("chat"))
     roles = [m["role"] for m in messages]
-    assert roles[0] == "system" and roles[-1] == "user" and len(messages) > 4
+    assert roles[0] == "system" and roles[-1] == "user" and "assistant" in roles  # a chit-chat answer
     assert all(a != b for a, b in itertools.pairwise(roles))
     assert "Please remember my phone number: 07710 484 469." in text_of(messages)
     last = messages[-1]["content"]
@@ -90,7 +90,8 @@ def test_history_is_one_transcript_block_then_the_request():
     assert [m["role"] for m in messages] == ["system", "user"]
     body = messages[1]["content"]
     assert body.startswith(HISTORY_HEADER)
-    assert "\n\nUser: Please remember my phone number: 07710 484 469.\n\nAssistant: Thanks, I've stored it." in body
+    assert "\n\nUser: Please remember my phone number: 07710 484 469.\n\n" in body
+    assert "Thanks, I've stored it." not in body  # the script's acknowledgement (render 4)
     assert body.index(HISTORY_HEADER) < body.index(NOTES_HEADER) < body.index(REQUEST_HEADER)
     assert body.endswith(REQUEST_HEADER + "\nHi — Please SMS the booking reference for the museum to my number.")
 
@@ -99,7 +100,7 @@ def test_session_shows_only_the_current_session_and_marks_the_store():
     ep = V1["R4-easy-04"]
     messages = render(ep, ep.decision_points[0].id, presentation=Presentation("session"))
     shown = text_of(messages)
-    assert messages[1]["content"].startswith("Session 2 — ")
+    assert "\n\nSession 2 — " in messages[1]["content"]  # (one user turn: no assistant turn in it)
     for said in earlier_session_texts(ep, ep.decision_points[0].id):
         assert said not in shown
     last = messages[-1]["content"]

@@ -64,3 +64,33 @@ def test_a_passed_decision_point_shows_its_reference_reply_not_the_scripts_stand
             text = flatten(render(ep, dp.id, presentation=make_presentation("chat")))
             for passed in ep.decision_points[:i]:
                 assert action_text(passed.reference or {}) in text, (ep.id, dp.id, passed.id)
+
+
+@pytest.mark.parametrize("name", ["history", "chat", "session"])
+def test_the_scripts_acknowledgements_are_not_shown(name: str) -> None:
+    """Render 4: an assistant turn right after a memory or rule event ("Understood — I've
+    written it down.") is not shown under any presentation, in either mode (Qwen copied
+    them instead of acting); the user's words and the other assistant turns (chit-chat
+    answers, passed decisions' reference calls) stay.  Fails on render 3."""
+    from lm_eval_memrisk.interactive import EpisodeRun
+    from lm_eval_memrisk.state import ACKNOWLEDGED, message_text
+
+    presentation = make_presentation(name)
+    hidden = kept = 0
+    for ep in EPISODES:
+        acks = {e.text for p, e in zip(ep.events, ep.events[1:])
+                if e.type == "assistant_message" and p.type in ACKNOWLEDGED and e.text}  # fmt: skip
+        others = {e.text for p, e in zip(ep.events, ep.events[1:])
+                  if e.type == "assistant_message" and p.type == "user_message" and e.text} - acks  # fmt: skip
+        last = ep.decision_points[-1].id
+        text = flatten(render(ep, last, presentation=presentation))
+        for ack in acks:
+            assert ack not in text, (ep.id, ack)
+            hidden += 1
+        for said in others:
+            if any(message_text(e) == ("assistant", said) for e in ep.events):
+                kept += said in text
+        first = ep.decision_points[0].id
+        run = EpisodeRun(ep, presentation=presentation)
+        assert run.request().messages == render(ep, first, presentation=presentation), ep.id
+    assert hidden > 500 and kept > 50, (hidden, kept)

@@ -119,7 +119,14 @@ def read_view(messages: Sequence[Mapping[str, str]], skeleton: Mapping[str, Any]
         )
         for m in NOTE_LINE.finditer(every)
     )
-    convo = tuple((m["role"], _without_notes(m["content"])) for m in messages if m["role"] != "system")
+    # one entry per paragraph: a turn merged from several events (a session header and the
+    # first message; since render 4, statements no longer split by acknowledgements)
+    # reads as the events it was made of
+    convo = tuple(
+        (m["role"], part)
+        for m in messages if m["role"] != "system"
+        for part in _without_notes(m["content"]).split("\n\n") if part.strip()
+    )
     scopes: tuple[str, ...] = ()
     for _, text in convo:
         for h in SIGN_IN.finditer(text):
