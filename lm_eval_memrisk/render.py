@@ -5,7 +5,8 @@ message with the fixed memory rules and reply protocol, then the episode's tool 
 (``tools=text``; with ``tools=native`` the tools go to the chat template instead);
 then the conversation; the memory notes visible at the decision point open the last
 user message.  Notes carry time, scope, source and trust, never a ground-truth
-status such as "stale" or "revoked".
+status such as "stale" or "revoked".  The script's acknowledgements of memory and rule
+events ("Understood — I've written it down.") are not shown (render 4, :data:`ACK`).
 
 Three presentations (``presentation=``) decide how the earlier sessions reach the agent
 (the default, ``history``, was chosen by measurement: see README, "What the agent sees"):

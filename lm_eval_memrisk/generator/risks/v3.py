@@ -36,6 +36,11 @@ at the final request (:func:`_early_kept`), followed by a change that leaves it 
 a later note, deletion or rule the episode has anyway, else a lifted hold on it; some
 add a colleague's own note of the key before the request (``[R3]``).  R6 has no early
 requests in v4 (their value always changed).
+
+**Dataset v5** (:data:`V5_BUILDERS`) is v4 with R3's no-own-note episodes holding
+someone else's value in the user's own notes (:func:`_someone_elses_note`); its
+earlier requests also carry the final request's foil checks, added after compiling
+(:mod:`~lm_eval_memrisk.generator.early_foils`).
 """
 
 from __future__ import annotations
