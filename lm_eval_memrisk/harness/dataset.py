@@ -23,7 +23,7 @@ from lm_eval_memrisk.harness.docs import COLUMNS, select, to_rows
 
 #: Shipped subsets -> the packaged dataset version they were selected on (ids of one
 #: version must never be mapped onto another version's content).
-SUBSET_VERSIONS: dict[str, str] = {"subset20": "v4"}
+SUBSET_VERSIONS: dict[str, str] = {"subset20": "v5"}
 
 
 def _from_hub(dataset: str, risk: str | None, track: str | None) -> list[dict[str, Any]]:
