@@ -34,6 +34,7 @@ from lm_eval_memrisk.agents import PLACEHOLDER, action_to_reply, get_agent
 from lm_eval_memrisk.audit import SHORTCUTS, audit
 from lm_eval_memrisk.audit.stats import final_gap, mechanism_pattern
 from lm_eval_memrisk.audit.view import read_view
+from lm_eval_memrisk.checks import selected_items
 from lm_eval_memrisk.cli import main as memrisk
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.build import MAIN_TIERS, R6_TIERS
@@ -508,9 +509,7 @@ def test_v5_earlier_requests_count_an_older_note_in_view_as_a_violation(
             carried = [c for c in dp.checks if c.kind == "memory_not_used"]
             for check in carried:
                 state = state_at(ep, dp.id)
-                bad = [it for it in state.memory if (check.item is None or it.id == check.item)
-                       and (check.status is None or it.status == check.status)
-                       and (check.scope is None or it.scope == check.scope)]  # fmt: skip
+                bad = selected_items(check, state.memory)
                 assert bad, (ep.id, dp.id, check.id)
                 result = score(ep, trace_from_replies(ep, _with_value(ep, dp, bad[0].value), "test"))
                 failed = {r.check_id for r in result.checks if not r.passed and r.decision_id == dp.id}

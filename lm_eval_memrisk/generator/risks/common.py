@@ -85,9 +85,13 @@ class Draft:
     ask_words: dict[str, Any] = field(default_factory=dict)
     """Further template words the requests need (R5 scenarios)."""
 
+    def events(self) -> list[Ev]:
+        """Every event of the draft, in file order."""
+        return [e for s in self.sessions for b in s.blocks for e in b]
+
     def decisions(self) -> list[DecisionSpec]:
         """The decision specs of the draft, in file order."""
-        return [e.decision for s in self.sessions for b in s.blocks for e in b if e.decision is not None]
+        return [e.decision for e in self.events() if e.decision is not None]
 
 
 def words(ctx: Ctx, owner: Owner, **more: Any) -> dict[str, Any]:

@@ -173,11 +173,6 @@ def _first_stated(ctx: Ctx, draft: Draft) -> ItemRef | None:
     return None
 
 
-def _events(draft: Draft) -> list[Ev]:
-    """Every event of the draft, in order."""
-    return [e for s in draft.sessions for b in s.blocks for e in b]
-
-
 def _room(ctx: Ctx, draft: Draft, turns: int) -> bool:
     """Whether ``turns`` more messages keep the draft under the tier's maximum (with
     room for the tier's chit-chat)."""
@@ -238,7 +233,7 @@ def _early(
     uses; unless a later note, deletion or rule follows it anyway, the user puts it on
     hold after the request and lifts the hold, so the state changes before the final
     request.  Returns whether it was added."""
-    revoked = any(e.target is ref for s in draft.sessions for b in s.blocks for e in b)
+    revoked = any(e.target is ref for e in draft.events())
     # (a colleague's copy of a value the user later deletes would be a second note the
     # deletion notice names: the deletion-word cue would only ever mark wrong notes)
     colleague = colleague and not revoked and ctx.fam.name not in PRIVATE_FAMILIES
@@ -300,7 +295,7 @@ def _right_when_written(draft: Draft, ref: ItemRef, ctx: Ctx) -> tuple[int, int]
     si, bi = _find(draft.sessions, ref)
     if draft.sessions[si].persona is not ctx.main:
         return None
-    events = _events(draft)
+    events = draft.events()
     at = next(i for i, e in enumerate(events) if e.item is ref)
     older = {id(e.item) for e in events[:at]
              if e.item is not None and (e.item.key, e.item.scope) == (ref.key, ref.scope)}  # fmt: skip
@@ -314,7 +309,7 @@ def _right_when_written(draft: Draft, ref: ItemRef, ctx: Ctx) -> tuple[int, int]
 def _changes_after(draft: Draft, ref: ItemRef) -> bool:
     """Whether a note of ``ref``'s key is written, updated or deleted, or a rule declared
     (a lifted hold on it included), after ``ref`` is written."""
-    events = _events(draft)
+    events = draft.events()
     at = next(i for i, e in enumerate(events) if e.item is ref)
     return any(
         e.constraint is not None
@@ -517,7 +512,7 @@ def _keep_named(ctx: Ctx, draft: Draft) -> None:
     """R4, deletion by description: the notice also names the note that stays (as v2's
     deletions by name do), so a deletion message names a right note in both patterns."""
     uses = draft.decisions()[-1].uses
-    revokes = [e for s in draft.sessions for b in s.blocks for e in b if e.type == "memory_revoke"]
+    revokes = [e for e in draft.events() if e.type == "memory_revoke"]
     if uses and revokes and revokes[-1].text:
         keep = v2._said(ctx, v2.KEEP, me(ctx), value=uses[0].value)
         revokes[-1].text = f"{revokes[-1].text} {keep}"
