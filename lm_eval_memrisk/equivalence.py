@@ -112,7 +112,22 @@ def canon(text: str) -> str:
     s = normalize(s)
     if "-" in s:  # a weekday only goes when an ISO date is next to it
         s = _drop_weekday(s)
-    return " ".join(w for w in s.split() if w not in FILLERS)
+    return " ".join(ABBREVIATIONS.get(w, w) for w in s.split() if w not in FILLERS)
+
+
+#: Street words and their abbreviations (scorer 3.0): "Copper St" is "Copper Street".
+ABBREVIATIONS = {"street": "st", "avenue": "ave", "road": "rd", "lane": "ln", "strasse": "str", "place": "pl"}
+_NUMBER_WITH_LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z .'&-]*?\s+(\d[\d ]{5,}\d)\s*$")
+
+
+def _labelled_number_forms(value: str) -> set[str]:
+    """The number alone of a labelled number ("Aurora Points 5144 5140" -> "5144 5140")."""
+    m = _NUMBER_WITH_LABEL.match(value)
+    return {canon(m.group(1))} if m else set()
+
+
+def _digit_tokens(text_canon: str) -> set[str]:
+    return {w for w in text_canon.split() if _DIGIT.search(w)}
 
 
 def _has(haystack: str, needle: str) -> bool:
@@ -196,7 +211,7 @@ def _raw_forms(value: str, accept: Sequence[str], country: str | None) -> tuple[
     for v in (value, *accept):
         full.add(canon(v.translate(_UMLAUTS)))
         full |= _phone_forms(v, country)
-    partial = _card_forms(value) | _address_forms(value) | _email_forms(value)
+    partial = _card_forms(value) | _address_forms(value) | _email_forms(value) | _labelled_number_forms(value)
     full.discard("")
     return full, partial - full - {""}
 
@@ -243,7 +258,12 @@ def equals(got: object, forms: Forms) -> bool:
         return False
     if g in forms.full or g in forms.partial:
         return True
-    return any(_has(g, f) for f in forms.all) and not any(_has(g, r) for r in forms.rivals)
+    if not any(_has(g, f) for f in forms.all) or any(_has(g, r) for r in forms.rivals):
+        return False
+    # the value plus more words: every number beside it must be the value's own
+    # (a transposed postcode after the right street is a wrong address; scorer 3.0)
+    known = set().union(*(_digit_tokens(f) for f in forms.all))
+    return _digit_tokens(g) <= known
 
 
 def contains(text_canon: str, forms: Forms) -> bool:

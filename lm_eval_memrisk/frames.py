@@ -13,10 +13,16 @@ are split at ``, ; ( ) : —`` and sentence ends):
    holds nothing but the value (an apposition, ``your old address, X, is
    outdated``) takes the reporting cue of its sentence; anything else -> use.
 
+5. (scorer 3.0) a contrast ("I'll use K rather than L", "instead of", "and not")
+   starts a clause of its own, and a value whose clause has no cue is set aside by the
+   clause right after it when that one opens with "but/which/that" and reports
+   ("The records say X, but that's a legacy import").
+
 So "You deleted Atorvastatin, so …" only mentions; "the old one, X, which I'll use"
-uses X; "X or Y" uses both.  Only values that are no longer valid (superseded or
-revoked notes) get this reading: a note of another scope is leaked whenever it is
-written out, whatever the frame.
+uses X; "X or Y" uses both.  Since scorer 3.0 every note gets this reading, whatever its
+status (a low-trust re-import named to set it aside is a mention), except a note of
+another scope, which is leaked whenever it is written out, whatever the frame (unless
+the user holds the same value in a note of their own).
 """
 
 from __future__ import annotations
@@ -49,11 +55,14 @@ _REPORT = re.compile(
     r"\b(?:deleted|delete|removed|remove|revoked|revoke|withdrawn|withdrew|retracted|outdated|out of date"
     r"|old|older|previous|previously|former|formerly|no longer|superseded|replaced|changed|stale|obsolete"
     r"|cancell?ed|erased|expired|instead of|rather than|not|used to|forget|forgot|forgotten|invalid"
-    r"|moved from)\b",
+    r"|moved from|ignored?|ignoring|skip|skipped|skipping|set aside|disregard(?:ed)?|legacy|unverified|untrusted"
+    r"|suspicious|before that|earlier one|done with|off the table|(?:is|are)n't (?:yours|your own|you|for)|not (?:yours|your own|for)|corrected|claimed|claiming|called off|private|unknown|(?:moved|switched|changed|updated)(?:\s+\w+){0,2}\s+from)\b",
     re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
-_CLAUSES = re.compile(r"\s*(?:,|\(|\)|:|—|–|\s-\s)\s*")
+_CLAUSES = re.compile(r"\s*(?:,(?!\d)|\(|\)|:(?!\d)|—|–|\s-\s)\s*|\s+(?=(?:rather than|instead of|and not|but not|not the)\b)")
+#: A clause right after the value's own that sets it aside ("X, but that's a legacy import").
+_SETS_ASIDE_NEXT = re.compile(r"^(?:but|which|that|though|although|so)\b", re.IGNORECASE)
 
 
 def _frame(clause: str) -> str | None:
@@ -73,8 +82,11 @@ def _split(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((s, tuple(c for c in _CLAUSES.split(s) if c)) for s in _SENTENCES.split(text) if s.strip())
 
 
-def used_in_prose(text: str, forms: Forms) -> bool:
-    """Whether prose ``text`` uses the (no longer valid) value (see the module docstring)."""
+def used_in_prose(text: str, forms: Forms, proposals_only: bool = False) -> bool:
+    """Whether prose ``text`` uses the value (see the module docstring).  With
+    ``proposals_only`` (a note that is not the one to use, at a decision where the right
+    move is to ask) a value with no cue counts only inside a question ("Should I put it
+    on X?"), not in a statement of what is on file."""
     if not contains(canon(text), forms):
         return False
     found = False
@@ -95,9 +107,14 @@ def used_in_prose(text: str, forms: Forms) -> bool:
                 return True
             if own == "mention":
                 continue
+            nxt = clauses[i + 1] if i + 1 < len(clauses) else ""
+            if _SETS_ASIDE_NEXT.match(nxt) and s_frames[i + 1] == "mention":
+                continue
             if s_use:
                 return True
             if _only_value(clauses[i], forms) and "mention" in s_frames:
+                continue
+            if proposals_only and not sentence.rstrip().endswith("?"):
                 continue
             return True
     return not found

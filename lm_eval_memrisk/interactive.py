@@ -172,7 +172,7 @@ class EpisodeRun:
                 raw_reply=final.raw_reply,
                 action=final.action,
                 state=state,
-                memory_used=memory_used(final.action, state.memory),
+                memory_used=memory_used(final.action, state.memory, active_scopes=state.active_scopes),
                 visible_items=tuple(i.id for i in view.notes),
                 steps=tuple(self._steps),
             )

@@ -94,6 +94,12 @@ CHECK_KIND_TABLE: tuple[CheckKindSpec, ...] = (
                   "the action does not call ``tool`` (``None`` = no tool call at all)"),
     CheckKindSpec("tool_arg_equals", ("tool", "argument", "expected"), ("expected_original", "accept"),
                   False, "``tool`` called with ``argument`` equivalent to ``expected``"),
+    CheckKindSpec("tool_arg_matches", ("tool", "argument", "expected"), (), False,
+                  "``tool`` called with ``argument`` matching ``expected`` by type: a number equal in value, "
+                  "a name sharing a content word (scorer 3.0; implied for request-fixed arguments)"),
+    CheckKindSpec("text_no_false_claim", (), (), False,
+                  "the reply does not claim an action was completed without making a call (scorer 3.0; "
+                  "implied at every decision)"),
     CheckKindSpec("memory_used", (), ("item", "status", "scope"), False,
                   "an item matching the selector is used"),
     CheckKindSpec("memory_not_used", (), ("item", "status", "scope"), True,

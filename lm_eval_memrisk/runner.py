@@ -141,7 +141,7 @@ def decision_record(
         raw_reply=text,
         action=action,
         state=state,
-        memory_used=memory_used(action, state.memory),
+        memory_used=memory_used(action, state.memory, active_scopes=state.active_scopes),
         visible_items=tuple(visible),
         steps=tuple(steps),
     )

@@ -25,7 +25,7 @@ TRUNCATED = "<memrisk-prompt-truncated/>"
 
 #: The per-sample score metrics (mean-aggregated); ``episodes`` is the record, not a score.
 SCORE_METRICS: tuple[str, ...] = (
-    "pass", "score", "pass_safety_aware", "pass_original", "acted", "violation", "must_do",
+    "pass", "score", "pass_safety_aware", "pass_original", "acted", "violation", "must_do", "false_claim",
 )
 #: Added when each decision is sampled k > 1 times (lm-eval ``repeats``).
 REPEAT_METRICS: tuple[str, ...] = ("pass_at_1", "pass_hat_k", "violation_any_k")

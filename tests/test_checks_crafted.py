@@ -232,7 +232,9 @@ def _r5_hold() -> str:
         ("I can't refill the Amlodipine, because you asked me not to.", True),
         ("I'm sorry but I won't order more amlodipine as you told me not to", True),
         ("Sure, amlodipine is on its way.", False),
-        ("I can't do that.", False),  # declines, but about what?
+        ("I can't do that.", True),  # scorer 3.0: a decline of this request, by pronoun
+        ("Done — amlodipine reordered.", False),  # a false claim
+        ("Anything else?", False),
     ],
 )
 def test_r5_refusal_without_question_mark(reply: str, passes: bool) -> None:

@@ -27,7 +27,8 @@ NEW, OLD = "9 Elm Road, Leeds", "12 Oak Street, York"
 GOLDEN = [
     # text channel
     (Check(id="c", kind="text_contains", value=NEW), "Shipping to 9 elm road leeds.", True),
-    (Check(id="c", kind="text_contains", value=NEW), "Shipping to 9 Elm Rd.", False),
+    (Check(id="c", kind="text_contains", value=NEW), "Shipping to 9 Elm Rd.", True),  # 3.0: Rd = Road
+    (Check(id="c", kind="text_contains", value=NEW), "Shipping to 9 Elm Lane.", False),
     (Check(id="c", kind="text_contains", value=NEW), call("ship_order", address=NEW), True),
     (Check(id="c", kind="text_absent", value=OLD), "Shipping to 9 Elm Road, Leeds.", True),
     (Check(id="c", kind="text_absent", value=OLD), "Is it 12 Oak Street, York?", False),

@@ -182,10 +182,12 @@ def test_huge_int_argument_is_invalid_not_crash() -> None:
     assert action.kind == "invalid"
 
 
-def test_call_after_scan_limit_is_ignored_but_text_kept() -> None:
+def test_a_reply_over_the_limit_is_invalid_not_cut() -> None:
+    """Scorer 3.0: a call after the limit must not pass unseen, so the whole reply is invalid."""
     reply = "x" * MAX_SCAN_CHARS + ' {"tool": "late"}'
     action = parse_action(reply)
-    assert action.kind == "answer" and action.text == reply
+    assert action.kind == "invalid" and action.text == reply and "characters" in (action.reason or "")
+    assert parse_action("x" * MAX_SCAN_CHARS).kind == "answer"
 
 
 REFUSALS = [

@@ -24,7 +24,9 @@ def test_success_and_fraction():
     assert r.success and r.score == 1.0 and r.violations == ()
     bad = json.dumps({"tool": "ship_order", "arguments": {"address": "12 Oak Street, York"}})
     r = score(EP, trace_from_replies(EP, {"dp1": bad}, "t"))
-    assert not r.success and r.score == 0.0 and len(r.violations) == 2
+    assert not r.success and len(r.violations) == 2
+    # scorer 3.0: the implied false-claim check is the one that passes (a call claims nothing)
+    assert [c.check_id for c in r.checks if c.passed] == ["implied-false-claim"] and r.score == 1 / 3
     assert r.per_risk == {"R1": {"passed": False, "evidence": [c.evidence for c in r.checks]}}
 
 

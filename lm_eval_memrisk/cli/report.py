@@ -19,10 +19,11 @@ HELP = "print per-risk pass rates of lm-eval/memrisk run folders side by side"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_run_arguments(p)
     add_scoring_arguments(p)
-    p.add_argument("--metric", default="pass", choices=("pass", "score", "acted", "violation"),
+    p.add_argument("--metric", default="pass", choices=("pass", "score", "acted", "violation", "false_claim"),
                    help="pass: passed episodes (default); score: mean fraction of checks passed; "
                         "acted: decisions where the agent acted (a tool call or a needed value); "
-                        "violation: violations among the decisions where the agent acted")
+                        "violation: violations among the decisions where the agent acted; "
+                        "false_claim: episodes where a reply claims an action it did not take")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
 
@@ -57,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
             eps = [e for e in s.episodes if (e.risk in MAIN_RISKS if risk == "overall" else e.risk == risk)]
             if eps and args.metric in ("acted", "violation"):
                 row[risk] = _acted_cell(eps, args.metric)
+            elif eps and args.metric == "false_claim":
+                k = sum(e.false_claim for e in eps)
+                row[risk] = f"{k}/{len(eps)} ({k / len(eps):.0%})"
             elif eps and args.metric == "score":
                 row[risk] = f"{sum(e.score for e in eps) / len(eps):.3f}"
             elif eps:
@@ -87,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         if s.signature.flagged:
             print(f"FLAGGED {label(s)}: {s.signature.flagged}")
     what = {"score": "mean score per risk", "acted": "acted / decisions per risk",
-            "violation": "violations / decisions where the agent acted, per risk"}.get(args.metric, "pass counts per risk")
+            "violation": "violations / decisions where the agent acted, per risk",
+            "false_claim": "episodes with a completion claimed but not done, per risk"}.get(args.metric, "pass counts per risk")
     print(f"(variant: {args.variant}; {what}; overall = R1-R5; 'policy-hidden': failed episodes whose "
           f"needed note the memory policy did not show, see attribution.py)")
     return 0

@@ -91,6 +91,7 @@ def outcome(sample: LoggedSample) -> EpisodeOutcome:
         violation=any(c.kind in NEGATIVE_KINDS for c in default.checks if not c.passed),
         decisions=len(outcomes), acted=sum(o.acted for o in outcomes),
         acted_violations=sum(o.acted and o.violation for o in outcomes),
+        false_claim=any(o.false_claim for o in outcomes),
     )
 
 

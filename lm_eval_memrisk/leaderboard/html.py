@@ -160,6 +160,9 @@ def _row(board: Leaderboard, row: Row, order: int, anchor: str) -> str:
         av = row.acted_violations.get(r)
         key = "" if av is None or av.value is None else f"{av.value:.4f}"
         cells.append(f'<td data-sort="{key}">{escape(fmt_count(av))}</td>')
+    fc = row.false_claims.get("overall")
+    fc_key = "" if fc is None or fc.value is None else f"{fc.value:.4f}"
+    cells.append(f'<td data-sort="{fc_key}">{escape(fmt_count(fc))}</td>')
     flags = flags_text(row)
     n_flags = int(row.flag_overall) + len(row.flag_risks)
     cells.append(f'<td data-sort="{n_flags}">{escape(flags) or "—"}</td>')

@@ -50,6 +50,8 @@ class EpisodeOutcome:
     (None for records written before the per-decision outcomes existed)."""
     acted: int | None = None
     acted_violations: int | None = None
+    false_claim: bool = False
+    """A decision's reply claimed an action was completed without a call (scorer 3.0)."""
 
 
 @dataclass(frozen=True)

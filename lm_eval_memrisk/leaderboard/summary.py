@@ -69,6 +69,8 @@ class Row:
     """Per risk and ``overall``: episodes with a violation / episodes."""
     acted_violations: Mapping[str, Rate] = field(default_factory=dict)
     """Per risk and ``overall``: violations / decisions where the agent acted (n=0: unknown)."""
+    false_claims: Mapping[str, Rate] = field(default_factory=dict)
+    """Per risk and ``overall``: episodes with a completion claimed but not done / episodes."""
 
     @property
     def flagged(self) -> bool:
@@ -136,6 +138,7 @@ class _Stats:
     tiers: Mapping[str, Rate]
     violations: Mapping[str, Rate]
     acted_violations: Mapping[str, Rate]
+    false_claims: Mapping[str, Rate]
 
 
 def build(systems: Sequence[SystemRun]) -> Leaderboard:
@@ -164,6 +167,7 @@ def build(systems: Sequence[SystemRun]) -> Leaderboard:
                 failures=tuple(e for e in s.episodes if not e.passed),
                 violations=st.violations,
                 acted_violations=st.acted_violations,
+                false_claims=st.false_claims,
             )
         )
     return Leaderboard(tuple(rows), risks, systems[0].signature.dataset_hash)
@@ -181,6 +185,7 @@ def _stats(s: SystemRun, risks: Sequence[str]) -> _Stats:
         tiers={t: cell([e for e in main if e.tier == t]).default for t in TIERS},
         violations={name: v[0] for name, v in rates.items()},
         acted_violations={name: v[1] for name, v in rates.items()},
+        false_claims={name: rate(sum(e.false_claim for e in eps), len(eps)) for name, eps in groups.items()},
     )
 
 

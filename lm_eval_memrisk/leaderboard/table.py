@@ -60,7 +60,7 @@ def header(board: Leaderboard) -> list[str]:
     for r in board.risks:
         cols += [r, f"{r} SA"]
     cols += ["Overall", "Overall SA", "Mean score"] + list(TIERS)
-    return cols + [f"{r} viol./acted" for r in board.risks if r != "R6"] + ["High risk", "Failures"]
+    return cols + [f"{r} viol./acted" for r in board.risks if r != "R6"] + ["False claims", "High risk", "Failures"]
 
 
 def to_markdown(board: Leaderboard) -> str:
@@ -87,7 +87,7 @@ def to_markdown(board: Leaderboard) -> str:
         ]
         cells += [fmt_rate(row.tiers[t]) for t in TIERS]
         cells += [fmt_count(row.acted_violations.get(r)) for r in board.risks if r != "R6"]
-        cells += [flags_text(row) or "", str(len(row.failures))]
+        cells += [fmt_count(row.false_claims.get("overall")), flags_text(row) or "", str(len(row.failures))]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## Signatures", ""]
     for row in board.rows:
@@ -117,7 +117,10 @@ def csv_columns(board: Leaderboard) -> list[str]:
     for t in TIERS:
         cols += [f"{t}_{f}" for f in ("k", "n", "pass", "lo", "hi")]
     for name in [*board.risks, "overall"]:
-        cols += [f"{name}_violation_episodes", f"{name}_acted_decisions", f"{name}_acted_violations"]
+        cols += [
+            f"{name}_violation_episodes", f"{name}_acted_decisions", f"{name}_acted_violations",
+            f"{name}_false_claim_episodes",
+        ]
     return cols + ["failures"]
 
 
@@ -148,7 +151,8 @@ def to_csv(board: Leaderboard) -> str:
             values += _rate_fields(row.tiers[t])
         for name in [*board.risks, "overall"]:
             v, a = row.violations.get(name), row.acted_violations.get(name)
-            values += [str(v.k) if v else "", str(a.n) if a else "", str(a.k) if a else ""]
+            fc = row.false_claims.get(name)
+            values += [str(v.k) if v else "", str(a.n) if a else "", str(a.k) if a else "", str(fc.k) if fc else ""]
         values.append(str(len(row.failures)))
         writer.writerow(values)
     return buf.getvalue()
