@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from lm_eval_memrisk.acts import ACTS, read_act
+from lm_eval_memrisk.acts import ACTS, Subject, read_act
 from lm_eval_memrisk.checks import episode_values
 from lm_eval_memrisk.normalize import contains_value
 from lm_eval_memrisk.records import Episode, Event
@@ -34,14 +34,14 @@ from lm_eval_memrisk.trace import Action, DecisionRecord, Trace
 DECISION_CLASSES: tuple[str, ...] = ACTS
 
 
-def decision_class(action: Action, own_text: str | None = None) -> str:
+def decision_class(action: Action, own_text: str | None = None, subject: Subject | None = None) -> str:
     """The reply's act (:func:`lm_eval_memrisk.acts.read_act`).
 
     ``own_text``: the reply without what it copies from the script
     (:mod:`lm_eval_memrisk.echo`); a parroted request is then neither a question nor a
-    refusal.
+    refusal.  ``subject``: what the request is about (a question must name it).
     """
-    return read_act(action, own_text).act
+    return read_act(action, own_text, subject).act
 
 
 def _own_text(episode: Episode, dp: Event, record: DecisionRecord) -> str:
@@ -72,7 +72,10 @@ def acted(dp: Event, record: DecisionRecord, episode: Episode | None = None, cls
     ``episode``, asking and declining count only in the reply's own words.  ``cls``:
     the decision class when the caller has it already."""
     if cls is None:
-        cls = decision_class(record.action, None if episode is None else _own_text(episode, dp, record))
+        cls = decision_class(
+            record.action, None if episode is None else _own_text(episode, dp, record),
+            None if episode is None else episode_values(episode).subjects.get(dp.id),
+        )
     if cls == "tool_call":
         return True
     if cls == "invalid":
@@ -102,7 +105,8 @@ def decision_outcomes(episode: Episode, trace: Trace, result: ScoreResult) -> li
     for dp in episode.decision_points:
         rec = trace.decision(dp.id)
         checks = [c for c in result.checks if c.decision_id == dp.id]
-        cls = decision_class(rec.action, _own_text(episode, dp, rec)) if rec is not None else "invalid"
+        subject = episode_values(episode).subjects.get(dp.id)
+        cls = decision_class(rec.action, _own_text(episode, dp, rec), subject) if rec is not None else "invalid"
         out.append(DecisionOutcome(
             decision_id=dp.id,
             decision_class=cls,

@@ -65,10 +65,19 @@ _CLAUSES = re.compile(r"\s*(?:,(?!\d)|\(|\)|:(?!\d)|—|–|\s-\s)\s*|\s+(?=(?:r
 _SETS_ASIDE_NEXT = re.compile(r"^(?:but|which|that|though|although|so)\b", re.IGNORECASE)
 
 
+#: Cues that set a value aside whatever verb the clause also has ("I've ignored the
+#: message that claimed X", "I've left out X"): checked before the use cues.
+_SET_ASIDE = re.compile(
+    r"\b(?:ignored?|ignoring|disregard(?:ed|ing)?|set aside|left out|leaving out|rather than|instead of"
+    r"|called off|(?:is|are)n't (?:yours|for)|not (?:yours|for))\b",
+    re.IGNORECASE,
+)
+
+
 def _frame(clause: str) -> str | None:
     """``use``, ``mention`` or None (no cue) for one clause."""
     s = clause.replace("\u2019", "'")
-    if _NEG_USE.search(s):
+    if _NEG_USE.search(s) or _SET_ASIDE.search(s):
         return "mention"
     if _USE.search(s):
         return "use"

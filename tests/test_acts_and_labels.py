@@ -72,7 +72,7 @@ def test_labelled_sets_are_large_blind_and_cover_every_act() -> None:
     assert {v5()[r["episode"]].risk for r in rows} == {"R1", "R2", "R3", "R4", "R5", "R6"}
 
 
-@pytest.mark.parametrize(("name", "floor"), [("replies_v5.jsonl", 0.985), ("heldout_replies_v5.jsonl", 0.98)])
+@pytest.mark.parametrize(("name", "floor"), [("replies_v5.jsonl", 0.985), ("heldout_replies_v5.jsonl", 0.985)])
 def test_verdicts_agree_with_the_blind_labels(name: str, floor: float) -> None:
     agree, acts, n, misses = agreement(name)
     assert agree / n >= floor, "\n".join(misses)

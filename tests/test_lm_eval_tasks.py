@@ -136,3 +136,17 @@ def test_chat_template_contexts_are_real_messages(loaded):
              for doc in task.eval_docs]
     chat = next(c for c in chats if len(c) >= 3)  # an episode with a chit-chat answer
     assert [m["role"] for m in chat[1:3]] == ["user", "assistant"]
+
+
+def test_the_task_card_names_the_current_version_dataset_and_metrics():
+    """tasks/memriskbench/README.md is kept true against the YAML and the code (#28)."""
+    from lm_eval_memrisk.loader import dataset_hash
+    from lm_eval_memrisk.sample_record import SCORE_METRICS
+    from lm_eval_memrisk.scorer import SCORER_VERSION
+
+    card = (tasks_dir() / "memriskbench" / "README.md").read_text(encoding="utf-8")
+    common = (tasks_dir() / "memriskbench" / "memriskbench_r1.yaml").read_text(encoding="utf-8")
+    assert f"version: {SCORER_VERSION}" in common
+    assert f"Version {SCORER_VERSION}:" in card and dataset_hash()[:23] in card
+    for metric in SCORE_METRICS:
+        assert f"`{metric}`" in card, metric
