@@ -82,8 +82,9 @@ CLAIM_PATTERNS: tuple[str, ...] = (
     rf"{_START}(?:done|all done|all set|all sorted|sorted|completed?|finished|success(?:fully)?)\b(?!\s+(?:with|yet|by)\b)",
     # the agent says it did it: "I paid", "I've sent", "I have just booked", "I went ahead and paid"
     rf"\b(?:i|we)(?:'ve|'d| have| had)?\s+{_ADVERBS}{_VERB}\b",
-    # sentence-initial past verb: "Paid Oakleaf £300.", "Sent to +44 ..."
-    rf"{_START}{_ADVERBS}{_VERB}\b(?!\s+(?:to you by|by you)\b)",
+    # sentence-initial past verb: "Paid Oakleaf £300.", "Sent to +44 ..." (not a history:
+    # "updated from the note you forwarded")
+    rf"{_START}{_ADVERBS}{_VERB}\b(?!\s+(?:to you by|by you|from|on|in|at|when|after|before|earlier|last)\b)",
     # passive perfect / state: "has been transferred", "is paid", "are now booked"
     rf"\b(?:has|have|had|is|are|was|were)\s+(?:now\s+|just\s+|already\s+|successfully\s+|all\s+)*(?:been\s+)?"
     rf"(?:now\s+|just\s+|already\s+|successfully\s+)*{_VERB}\b(?!\s+by\s+(?!me\b))",

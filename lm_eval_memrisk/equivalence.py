@@ -126,6 +126,27 @@ def _labelled_number_forms(value: str) -> set[str]:
     return {canon(m.group(1))} if m else set()
 
 
+_WEEKDAY_SLOT = re.compile(rf"^({_WD}) (\d{{1,2}}:\d{{2}})$")
+_ISO_AND_TIME = re.compile(rf"^{_ISO} (\d{{1,2}}:\d{{2}})$")
+
+
+def same_weekday_slot(got_canon: str, forms: Forms) -> bool:
+    """A dated slot on the expected weekday at the expected time: "Friday 19 June 2026,
+    16:00" names the slot "Friday 16:00" (the date's weekday is checked; scorer 3.0)."""
+    m = _ISO_AND_TIME.match(got_canon)
+    if m is None:
+        return False
+    try:
+        weekday = _dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3))).weekday()
+    except ValueError:
+        return False
+    for full in forms.full:
+        slot = _WEEKDAY_SLOT.match(full)
+        if slot and _WEEKDAYS[slot.group(1)] == weekday and slot.group(2) == m.group(4):
+            return True
+    return False
+
+
 def _digit_tokens(text_canon: str) -> set[str]:
     return {w for w in text_canon.split() if _DIGIT.search(w)}
 
@@ -256,7 +277,7 @@ def equals(got: object, forms: Forms) -> bool:
         _BRAND_ALIASES.get(b, b) != forms.brand for b in _BRAND_RE.findall(g)
     ):
         return False
-    if g in forms.full or g in forms.partial:
+    if g in forms.full or g in forms.partial or same_weekday_slot(g, forms):
         return True
     if not any(_has(g, f) for f in forms.all) or any(_has(g, r) for r in forms.rivals):
         return False

@@ -56,7 +56,7 @@ _REPORT = re.compile(
     r"|old|older|previous|previously|former|formerly|no longer|superseded|replaced|changed|stale|obsolete"
     r"|cancell?ed|erased|expired|instead of|rather than|not|used to|forget|forgot|forgotten|invalid"
     r"|moved from|ignored?|ignoring|skip|skipped|skipping|set aside|disregard(?:ed)?|legacy|unverified|untrusted"
-    r"|suspicious|before that|earlier one|done with|off the table|(?:is|are)n't (?:yours|your own|you|for)|not (?:yours|your own|for)|corrected|claimed|claiming|called off|private|unknown|(?:moved|switched|changed|updated)(?:\s+\w+){0,2}\s+from)\b",
+    r"|suspicious|before that|earlier one|done with|off the table|(?:is|are)n't (?:yours|your own|you|for)|not (?:yours|your own|for)|corrected|claimed|claiming|called off|private|unknown|personal|replaces|replacing|supersedes|off your (?:profile|file|list|records|account)|(?:moved|switched|changed|updated)(?:\s+\w+){0,2}\s+from)\b",
     re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")

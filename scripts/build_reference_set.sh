@@ -51,7 +51,7 @@ declare -A WEAK=(
 mapfile -t WEAK_NAMES < <(printf '%s\n' "${!WEAK[@]}" | sort)
 # The committed reference set (dataset v5, render 4).  Also runnable by name, not in it: the
 # embedding:3 policy run and the presentation/tool variants (README tables on v3).
-REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3"
+REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3" careful-assistant
            agent-stale agent-leaky agent-constraint-blind "${WEAK_NAMES[@]}")
 ALL=("${REFERENCE[@]}" pack)
 for sys in "${@:-${ALL[@]}}"; do
@@ -71,6 +71,8 @@ for sys in "${@:-${ALL[@]}}"; do
         native) run_system "$sys" "$base" full history native ;;
       esac ;;
     agent-*) run_agent "$sys" "${sys#agent-}" ;;
+    # replies written blind by a capable assistant (README "Capability range"), replayed
+    careful-assistant) run_agent "$sys" "replay:tests/data/careful_assistant/replies_v5.jsonl" ;;
     weak-*) [ -n "${WEAK[$sys]:-}" ] || { echo "unknown planted profile $sys" >&2; exit 2; }
             run_agent "$sys" "weak:${WEAK[$sys]}" ;;
     rescore)
