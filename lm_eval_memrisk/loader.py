@@ -512,12 +512,14 @@ class FileScan:
 
 
 def _checked_lines(
-    name: str, data: bytes
+    name: str, data: bytes, behaviour: bool = False
 ) -> Iterator[tuple[int, Episode | None, list[EpisodeFormatError]]]:
     """``(line number, episode or None, its problems)`` for each non-blank line.
 
     Problems come in the order :func:`load_episodes` reports them: the line's JSON or
-    structure (then no episode), else a duplicate id first and the semantic problems.
+    structure (then no episode), else a duplicate id first and the semantic problems
+    (with ``behaviour``, also the oracle and do-nothing rules of
+    :func:`lm_eval_memrisk.validate.behaviour_problems`).
     """
     from lm_eval_memrisk.validate import collect_problems
 
@@ -530,7 +532,7 @@ def _checked_lines(
                 first_line.setdefault(exc.episode_id, lineno)
             yield lineno, None, [exc]
             continue
-        problems = collect_problems(ep, path=name, line=lineno)
+        problems = collect_problems(ep, path=name, line=lineno, behaviour=behaviour)
         if ep.id in first_line:
             problems.insert(
                 0,
@@ -547,15 +549,16 @@ def _checked_lines(
         yield lineno, ep, problems
 
 
-def scan_episodes(path: PathArg | None = None) -> FileScan:
+def scan_episodes(path: PathArg | None = None, behaviour: bool = False) -> FileScan:
     """Parse and validate a whole file, collecting every problem instead of stopping.
 
     Structural problems stop at the first one per line; semantic problems are all
-    listed.  Only unreadable files raise (:class:`MemriskError`).
+    listed; ``behaviour`` adds the oracle and do-nothing rules (``memrisk validate``).
+    Only unreadable files raise (:class:`MemriskError`).
     """
     name, data = _read_bytes(path)
     scan = FileScan(name)
-    for lineno, ep, problems in _checked_lines(name, data):
+    for lineno, ep, problems in _checked_lines(name, data, behaviour):
         if problems:
             scan.problems.extend(problems)
         elif ep is not None:

@@ -17,6 +17,12 @@ the tier; R6 <-> track ``r6``; R2 (and only R2) has a ``resolution_rule``;
 version 2 on, a decision whose reference calls a tool checks that call and every
 argument that matters (:mod:`lm_eval_memrisk.action_checks`).  Each rule is one
 function (``_EVENT_RULES`` run per event, in file order).
+
+With ``behaviour=True`` (``memrisk validate``) an episode without other problems is
+also run by two reference agents and scored (:func:`behaviour_problems`): the oracle
+must pass every check, and an agent that does nothing must not pass them all.  The
+loader leaves these off (they replay every decision); the fuzz counts them under its
+own rejection reasons.
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ from lm_eval_memrisk.records import (
 )
 from lm_eval_memrisk.trace import ITEM_STATUSES
 
-__all__ = ["MAX_CHECKS", "collect_problems", "validate_episode"]
+__all__ = ["MAX_CHECKS", "behaviour_problems", "collect_problems", "validate_episode"]
 
 #: Most checks a decision point may carry.
 MAX_CHECKS = 6
@@ -656,12 +662,50 @@ def _cycle_problems(events: tuple[Event, ...], event_at: Mapping[str, int]) -> I
                 path.append(j)
 
 
+def behaviour_problems(ep: Episode) -> Iterator[_Problem]:
+    """Issue 26, item 10: the oracle (each decision's reference action) passes every
+    check, and an agent that does nothing (:data:`~lm_eval_memrisk.agents.DO_NOTHING_REPLY`
+    at every decision) does not pass them all.  Run only on an episode with no other
+    problem."""
+    from lm_eval_memrisk.agents import DO_NOTHING_REPLY, get_agent
+    from lm_eval_memrisk.runner import run_episode
+    from lm_eval_memrisk.scorer import score
+
+    at = {ev.id: i for i, ev in reversed(list(enumerate(ep.events)))}  # first occurrence
+    try:
+        oracle = score(ep, run_episode(ep, get_agent("oracle")))
+        nothing = score(ep, run_episode(ep, get_agent("do-nothing")))
+    except Exception as exc:  # noqa: BLE001 - a validator reports, it never crashes
+        yield "events", f"the reference agents cannot be run on this episode: {exc}"
+        return
+    for r in oracle.checks:
+        if r.passed:
+            continue
+        i = at[r.decision_id]
+        own = [j for j, c in enumerate(ep.events[i].checks) if c.id == r.check_id]
+        fld = f"events[{i}].checks" + (f"[{own[0]}]" if own else "")
+        what = "check" if own else "implied check"
+        yield fld, f"the oracle (the reference action) fails {what} {r.check_id} ({r.kind}): {r.evidence}"
+    if nothing.success:
+        last = ep.decision_points[-1]
+        ids = ", ".join(dp.id for dp in ep.decision_points)
+        yield (
+            f"events[{at[last.id]}].checks",
+            f"an agent that does nothing (it replies {DO_NOTHING_REPLY!r}) passes every check of "
+            f"every decision point ({ids}): no decision requires acting",
+        )
+
+
 def collect_problems(
-    ep: Episode, *, path: str = "<memory>", line: int | None = None
+    ep: Episode, *, path: str = "<memory>", line: int | None = None, behaviour: bool = False
 ) -> list[EpisodeFormatError]:
-    """Every semantic problem of ``ep`` (empty list = valid), in a stable order."""
+    """Every semantic problem of ``ep`` (empty list = valid), in a stable order; with
+    ``behaviour``, then the :func:`behaviour_problems` of an episode that has no other."""
     eid = ep.id if isinstance(ep.id, str) and ep.id.strip() else None
-    return [EpisodeFormatError(str(path), line, eid, fld, msg) for fld, msg in _problems(ep)]
+    problems = list(_problems(ep))
+    if behaviour and not problems:
+        problems = list(behaviour_problems(ep))
+    return [EpisodeFormatError(str(path), line, eid, fld, msg) for fld, msg in problems]
 
 
 def validate_episode(ep: Episode, *, path: str = "<memory>", line: int | None = None) -> None:

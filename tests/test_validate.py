@@ -2,20 +2,26 @@
 
 Each case breaks one thing in a valid sample episode, writes it as line 3 of a file
 and checks that load_episodes' error names the file, line, episode id and field.
+
+The behaviour rules (issue 26, item 10; ``memrisk validate`` only): a crafted episode
+whose oracle fails a check, and one that a do-nothing agent passes, are each rejected
+with the file, line, episode id and field; every packaged dataset still validates.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_loader import assert_file_error, event_index, make_dict, make_episode
+from test_loader import assert_file_error, event_index, make_dict, make_episode, write_jsonl
 
+from lm_eval_memrisk import cli
 from lm_eval_memrisk.errors import EpisodeFormatError
-from lm_eval_memrisk.loader import episode_from_dict
+from lm_eval_memrisk.loader import episode_from_dict, load_episodes, scan_episodes
 from lm_eval_memrisk.validate import collect_problems, validate_episode
 
 Mutator = Callable[[dict[str, Any]], Any]
@@ -515,3 +521,70 @@ def test_tool_not_called_without_tool_is_valid() -> None:
     d = make_dict("X-1")
     check0(d, kind="tool_not_called")
     assert collect_problems(episode_from_dict(d)) == []
+
+
+# -- behaviour rules: the oracle passes, a do-nothing agent does not (issue 26, item 10) --
+
+
+def _oracle_fails() -> dict[str, Any]:
+    """The reference ships to the superseded address: the oracle fails k1 and k2."""
+    d = make_dict("ORACLE-FAILS-1")
+    ev(d, "e18")["reference"] = {"tool": "ship_order", "arguments": {"address": "14 Birch Lane"}}
+    return d
+
+
+def _does_nothing() -> dict[str, Any]:
+    """Only negative checks left and an answer for reference: replying "Okay, noted."
+    passes every check."""
+    d = make_dict("DOES-NOTHING-1")
+    ev(d, "e18")["checks"] = [c for c in ev(d, "e18")["checks"] if c["id"] != "k1"]
+    ev(d, "e18")["reference"] = {"answer": "Sure, I'll hold the order for now."}
+    return d
+
+
+def test_crafted_episodes_pass_the_other_rules() -> None:
+    """Both validated OK before the behaviour rules, and the loader still loads them."""
+    for d in (_oracle_fails(), _does_nothing()):
+        assert collect_problems(episode_from_dict(d)) == []
+        assert [p.field for p in collect_problems(episode_from_dict(d), behaviour=True)]
+
+
+def test_validate_rejects_an_episode_the_oracle_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_jsonl(tmp_path / "eps.jsonl", make_dict("OK-1"), _oracle_fails())
+    assert len(load_episodes(path, track="all")) == 2
+    assert cli.main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        f"{path}:3: episode ORACLE-FAILS-1: events[18].checks[0]: the oracle (the reference action) "
+        "fails check k1 (tool_arg_equals): ship_order.address: got '14 Birch Lane', expected '9 Elm Rd'"
+    ) in err
+    assert f"{path}:3: episode ORACLE-FAILS-1: events[18].checks[1]: the oracle" in err
+    assert "OK-1" not in err and "FAILED: 2 problems" in err
+
+
+def test_validate_rejects_an_episode_a_do_nothing_agent_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_jsonl(tmp_path / "eps.jsonl", make_dict("OK-1"), make_dict("OK-2"), _does_nothing())
+    assert cli.main(["validate", str(path), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False and report["episodes"] == 2
+    [problem] = report["problems"]
+    assert problem["path"] == str(path) and problem["line"] == 5
+    assert problem["episode_id"] == "DOES-NOTHING-1" and problem["field"] == "events[18].checks"
+    assert problem["message"].startswith("an agent that does nothing (it replies 'Okay, noted.') passes every check")
+
+
+def test_behaviour_rules_wait_for_the_other_rules() -> None:
+    """An episode with a format or semantic problem is not run: only that problem is listed."""
+    d = _oracle_fails()
+    ev(d, "e18")["checks"][0]["tool"] = "fax"
+    assert [p.field for p in collect_problems(episode_from_dict(d), behaviour=True)] == [
+        "events[18].checks[0].tool"
+    ]
+
+
+@pytest.mark.parametrize("version", ["v1", "v2", "v3", "v4", "v5"])
+def test_packaged_datasets_pass_the_behaviour_rules(version: str) -> None:
+    scan = scan_episodes(version, behaviour=True)
+    assert scan.ok and len(scan.episodes) == 144, [str(p) for p in scan.problems[:3]]

@@ -1,5 +1,6 @@
-"""``memrisk audit [--episodes FILE] [--json] [--stats]``: the shortcut audit of a dataset
-(``--stats``: the dataset statistics instead)."""
+"""``memrisk audit [--episodes FILE] [--json] [--stats | --ablations]``: the shortcut audit
+of a dataset (``--stats``: the dataset statistics instead; ``--ablations``: the ablated
+oracles' risk-isolation table instead)."""
 
 from __future__ import annotations
 
@@ -19,22 +20,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="episode JSONL file or a packaged version (v1-v5; default: the shipped dataset)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
         "--stats",
         action="store_true",
         help="print the dataset statistics (write->use gaps, foils, patterns, multi-hop) instead",
+    )
+    which.add_argument(
+        "--ablations",
+        action="store_true",
+        help="print the ablated oracles (each ignores one risk's mechanism) x risk table instead",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the agent x risk table and the cue table (or the JSON object)."""
     from lm_eval_memrisk.audit import audit, format_tables
+    from lm_eval_memrisk.audit.ablations import ablations, format_ablations
     from lm_eval_memrisk.audit.stats import dataset_stats, format_stats
 
     episodes = load_episodes(args.episodes, track="all")
     if args.stats:
         stats = dataset_stats(episodes)
         print(json.dumps(stats, sort_keys=True) if args.json else format_stats(stats))
+        return 0
+    if args.ablations:
+        table = ablations(episodes)
+        print(json.dumps(table, sort_keys=True) if args.json else format_ablations(table))
         return 0
     result = audit(episodes)
     print(json.dumps(result, sort_keys=True) if args.json else format_tables(result))

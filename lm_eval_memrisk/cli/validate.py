@@ -1,4 +1,8 @@
-"""``memrisk validate [FILE] [--json]``: check an episode file, list every problem."""
+"""``memrisk validate [FILE] [--json]``: check an episode file, list every problem.
+
+Besides the format and semantic rules, every episode without such a problem is run by
+the oracle, which must pass it, and by a do-nothing agent, which must not
+(:func:`lm_eval_memrisk.validate.behaviour_problems`)."""
 
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ def _episode_count(scan: FileScan, adjective: str = "") -> str:
 def run(args: argparse.Namespace) -> int:
     """Validate FILE; print ``OK: ...`` (exit 0) or the problems (exit 1)."""
     try:
-        scan = scan_episodes(args.file)
+        scan = scan_episodes(args.file, behaviour=True)
         digest = dataset_hash(args.file) if scan.ok else None
     except MemriskError as exc:
         if args.json:
