@@ -40,6 +40,21 @@ def task_name(episode: Episode) -> str:
     return f"memriskbench_{episode.risk.lower()}"
 
 
+def model_folder(out: Path, name: str) -> Path:
+    """``out/<name>``, the name sanitised as ``memrisk eval`` (lm-eval) sanitises it.
+
+    lm-eval's ``sanitize_model_name`` turns every ``/`` and ``\\`` into ``__``, so
+    ``model=../../x`` stays a folder inside ``out``; a name that still leaves ``out``
+    (``..``) is refused.
+    """
+    from lm_eval.utils import sanitize_model_name
+
+    folder: str = sanitize_model_name(name)
+    if folder in ("", ".", ".."):
+        raise MemriskError(f"system name {name!r} cannot name a folder inside {out}")
+    return out / folder
+
+
 def parse_traces(text: str, source: str) -> Iterator[tuple[int, Trace]]:
     """``(line number, Trace)`` for each non-blank line of a traces.jsonl text.
 
@@ -130,7 +145,7 @@ class RunStore:
     def _write_lm_eval_folder(
         self, episodes: Sequence[Episode], dataset_hash: str, name: str, config: dict[str, Any]
     ) -> None:
-        folder = self.out / name
+        folder = model_folder(self.out, name)
         folder.mkdir(parents=True, exist_ok=True)
         stamp = _dt.datetime.now().isoformat().replace(":", "-")
         by_task: dict[str, list[dict[str, Any]]] = {}
