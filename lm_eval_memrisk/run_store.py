@@ -81,10 +81,13 @@ class RunStore:
                 f"or choose another --out (nothing is overwritten)"
             )
         self.resume = resume
+        self.lines: dict[str, int] = {}
+        """Line of ``traces.jsonl`` each finished episode was read from (on resume)."""
         self.finished: dict[str, Trace] = self._load() if resume else {}
 
     def start(self, manifest: dict[str, Any]) -> None:
-        """Write ``manifest.json``; when resuming, refuse a folder whose manifest differs."""
+        """Write ``manifest.json``; when resuming, refuse a folder whose manifest differs
+        or whose traces were written by another system than ``manifest["system"]``."""
         path = self.out / MANIFEST
         if self.resume and path.exists():
             try:
@@ -101,6 +104,7 @@ class RunStore:
                     f"--resume: {self.out} holds a run with other settings ({'; '.join(diffs)}); "
                     f"resume with the settings of {path}, or choose another --out"
                 )
+            self._check_agents(str(manifest.get("system")))
             return
         if self.resume and self.finished:
             raise MemriskError(
@@ -109,6 +113,15 @@ class RunStore:
             )
         path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
+    def _check_agents(self, system: str) -> None:
+        for episode_id, trace in self.finished.items():
+            if trace.agent != system:
+                raise MemriskError(
+                    f"--resume: {self.traces_path}:{self.lines.get(episode_id)}: episode {episode_id} "
+                    f"was run by {trace.agent!r}, not {system!r}; its traces cannot be published under "
+                    f"{system!r}: choose another --out"
+                )
+
     def _load(self) -> dict[str, Trace]:
         if not self.traces_path.exists():
             return {}
@@ -116,10 +129,11 @@ class RunStore:
         keep = raw[: raw.rfind(b"\n") + 1]  # a torn last line is dropped
         if len(keep) != len(raw):
             self.traces_path.write_bytes(keep)
-        return {
-            trace.episode_id: trace
-            for _, trace in parse_traces(keep.decode("utf-8"), str(self.traces_path))
-        }
+        finished: dict[str, Trace] = {}
+        for lineno, trace in parse_traces(keep.decode("utf-8"), str(self.traces_path)):
+            finished[trace.episode_id] = trace
+            self.lines[trace.episode_id] = lineno
+        return finished
 
     def append(self, trace: Trace) -> None:
         with open(self.traces_path, "a", encoding="utf-8") as fh:

@@ -1,15 +1,29 @@
-"""``memrisk run --out``: the folder a run writes (#29): model-derived names stay inside it."""
+"""``memrisk run --out``: the folder a run writes (#29): model-derived names stay inside it,
+one run at a time holds it, and ``--resume`` refuses traces of another system."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from test_interactive import multi_episode
 
 from lm_eval_memrisk.agents import get_agent
+from lm_eval_memrisk.cli import main as memrisk_main
+from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.interactive import agent_generate
+from lm_eval_memrisk.loader import load_episodes
 from lm_eval_memrisk.pipeline import run_benchmark
+from lm_eval_memrisk.run_lock import LOCK_NAME, hold_folder
+from lm_eval_memrisk.run_store import RunStore
+from lm_eval_memrisk.runner import run_episode
 from lm_eval_memrisk.systems import System, model_system_name
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def oracle_named(name: str) -> System:
@@ -30,3 +44,69 @@ def test_a_model_name_with_dot_dot_slashes_stays_inside_out(tmp_path):
     folder, = (p for p in out.iterdir() if p.is_dir())
     assert folder.name == "memrisk-agent-agent-oracle_model-..__..__..__ESCAPED"  # as memrisk eval names it
     assert list(folder.glob("results_*.json")) and list(folder.glob("samples_*.jsonl"))
+
+
+# -- one run at a time per --out (#29 item 3) ---------------------------------------------
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from lm_eval_memrisk.run_lock import hold_folder
+with hold_folder(Path(sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+def _run(out: Path, *extra: str) -> int:
+    return memrisk_main(["run", "--agent", "oracle", "--limit", "2", "--out", str(out), "--json", *extra])
+
+
+def test_a_second_run_into_a_held_folder_is_refused_and_a_killed_holder_is_taken_over(tmp_path, capsys):
+    out = tmp_path / "out1"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert _run(out) == 2
+        err = capsys.readouterr().err
+        assert f"{out} is in use by another memrisk run (pid {holder.pid}" in err
+        assert not (out / "traces.jsonl").exists()  # nothing was written
+    finally:
+        holder.kill()  # SIGKILL: the lock file stays, with a pid that is no longer alive
+        holder.wait()
+    assert (out / LOCK_NAME).read_text().strip() == str(holder.pid)
+    assert _run(out) == 0  # the stale lock is taken over
+    assert not (out / LOCK_NAME).exists()  # and released on exit
+
+
+def test_the_lock_holds_the_pid_and_is_released_after_a_failed_run(tmp_path):
+    out = tmp_path / "out"
+    with hold_folder(out) as lock:
+        assert lock.read_text().strip() == str(os.getpid())
+        with pytest.raises(MemriskError, match=re.escape(f"{out} is in use by another memrisk run")):
+            run_benchmark(oracle_named("oracle"), [multi_episode(1)], dataset_hash="h", out=out, progress=False)
+    assert not lock.exists()
+
+    def broken(batch):
+        raise RuntimeError("model server went away")
+
+    with pytest.raises(RuntimeError):
+        run_benchmark(System("x", broken, {"model": "x"}), [multi_episode(1)], dataset_hash="h", out=out,
+                      progress=False)
+    assert not lock.exists()
+
+
+def test_resume_refuses_traces_of_another_agent(tmp_path, capsys):
+    """The issue's repro: two runs mixed their traces; ``--resume --agent stale`` must not publish them."""
+    out = tmp_path / "run"
+    base = ["run", "--agent", "stale", "--limit", "3", "--out", str(out), "--json"]
+    assert memrisk_main(base[:3] + ["--limit", "1"] + base[5:]) == 0
+    episode = load_episodes(track="main")[1]
+    RunStore(out, resume=True).append(run_episode(episode, get_agent("oracle")))  # a concurrent oracle line
+    before = (out / "traces.jsonl").read_bytes()
+    capsys.readouterr()
+    assert memrisk_main(base + ["--resume"]) == 2
+    err = capsys.readouterr().err
+    assert f"traces.jsonl:2: episode {episode.id} was run by 'oracle', not 'stale'" in err
+    assert (out / "traces.jsonl").read_bytes() == before
