@@ -15,6 +15,7 @@ import difflib
 import json
 import math
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from lm_eval_memrisk.errors import EpisodeFormatError, MemriskError
+from lm_eval_memrisk.jsonl import LONE_SURROGATE
 from lm_eval_memrisk.records import (
     CHECK_KINDS,
     CHECK_PAYLOAD_FIELDS,
@@ -450,6 +452,37 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+#: How a surrogate gets into a line (raw surrogate bytes are invalid UTF-8): its JSON escape.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _strings(obj: Any) -> Iterator[tuple[str, str]]:
+    """``(field path, text)`` for every key and string value in a parsed JSON object."""
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        fld, value = stack.pop()
+        if isinstance(value, str):
+            yield fld or "$", value
+        elif isinstance(value, dict):
+            for key, item in reversed(list(value.items())):
+                yield _join(fld, key), key
+                stack.append((_join(fld, key), item))
+        elif isinstance(value, list):
+            stack.extend((f"{fld}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+
+
+def _text_problem(obj: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(field, message)`` for the first text in ``obj`` that cannot be encoded as UTF-8."""
+    for fld, text in _strings(obj):
+        bad = LONE_SURROGATE.search(text)
+        if bad:
+            return fld, (
+                f"contains a lone surrogate (\\u{ord(bad.group()):04x}) at character {bad.start() + 1}, "
+                "which cannot be encoded as UTF-8"
+            )
+    return None
+
+
 def _parse_line(name: str, lineno: int, raw: bytes) -> Mapping[str, Any]:
     try:
         text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
@@ -471,6 +504,11 @@ def _parse_line(name: str, lineno: int, raw: bytes) -> Mapping[str, Any]:
         raise EpisodeFormatError(
             name, lineno, None, "$", f"each line must be a JSON object, not {_type_name(obj)}"
         )
+    problem = _text_problem(obj) if _SURROGATE_ESCAPE.search(raw) else None
+    if problem is not None:
+        ep_id = obj.get("id")
+        clean_id = ep_id if isinstance(ep_id, str) and not LONE_SURROGATE.search(ep_id) else None
+        raise EpisodeFormatError(name, lineno, clean_id, *problem)
     return obj
 
 

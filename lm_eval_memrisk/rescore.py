@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lm_eval_memrisk.jsonl import json_line, write_atomic
 from lm_eval_memrisk.policies import make_policy
 from lm_eval_memrisk.recompute import score_replies
 from lm_eval_memrisk.render import MemoryPolicy
@@ -122,9 +123,7 @@ def rescore_dir(
             for sample in sorted(samples, key=lambda s: s.doc_id):
                 new = rescore_sample(sample, variant, expected)
                 audit.add(system.name, sample.episode.risk, bool(sample.raw.get("pass")), bool(new["pass"]))
-                lines.append(json.dumps(new, ensure_ascii=False, sort_keys=True))
-            tmp = target.with_suffix(target.suffix + ".tmp")
-            tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-            tmp.replace(target)
+                lines.append(json_line(new))  # a reply's lone surrogates are written escaped
+            write_atomic(target, "\n".join(lines) + "\n")
             written.append(target)
     return audit, written

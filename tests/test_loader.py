@@ -802,3 +802,36 @@ def test_non_json_values_in_memory_are_rejected() -> None:
         EpisodeFormatError, match=r"events\[7\]\.arguments\.order: set is not a JSON"
     ):
         episode_from_dict(d)
+
+
+# --------------------------------------------------------------------------------------
+# text UTF-8 cannot encode (#29 item 4)
+# --------------------------------------------------------------------------------------
+
+
+def test_a_lone_surrogate_is_a_clean_error_naming_file_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = make_dict("BAD-1")
+    bad["events"][1]["text"] = "ship to \ud800 Elm"
+    path = write_jsonl(tmp_path / "eps.jsonl", make_dict("A-1"), bad, blank_between=False)
+    assert "\\ud800" in path.read_text(encoding="utf-8")  # a JSON escape, as an attacker writes it
+    with pytest.raises(EpisodeFormatError) as exc:
+        load_episodes(path)
+    assert (exc.value.line, exc.value.episode_id, exc.value.field) == (2, "BAD-1", "events[1].text")
+    assert "lone surrogate (\\ud800) at character 9" in str(exc.value)
+    assert cli.main(["validate", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert f"{path}:2: episode BAD-1: events[1].text: contains a lone surrogate" in captured.err
+    assert "Traceback" not in captured.err + captured.out
+    assert cli.main(["validate", str(path), "--json"]) == 1  # --json reports it too
+    assert json.loads(capsys.readouterr().out)["problems"][0]["field"] == "events[1].text"
+
+
+def test_a_surrogate_pair_is_a_character_not_an_error(tmp_path: Path) -> None:
+    good = make_dict("A-1")
+    good["description"] = "party \ud83c\udf89"  # written as a pair of escapes: one emoji
+    path = tmp_path / "eps.jsonl"
+    path.write_text(json.dumps(good) + "\n", encoding="utf-8")
+    (ep,) = load_episodes(path)
+    assert ep.description == "party \U0001f389"
