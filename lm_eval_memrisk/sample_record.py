@@ -42,7 +42,8 @@ def sample_metrics(
     (τ-bench pass^k: the episode passes in all k runs) and ``violation_any_k`` (a
     must-not check fails in at least one of the k runs: the sparse failures one greedy
     run hides) are added.  ``invalid_reason``
-    marks an episode whose prompt was cut (it is still scored, and flagged).
+    marks an episode whose prompt was cut or that got no reply (it is still scored, and
+    flagged ``valid: false``).
     """
     default = score(episode, trace)
     attributed = attribute(episode, trace, default)

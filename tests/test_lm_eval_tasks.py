@@ -150,3 +150,41 @@ def test_the_task_card_names_the_current_version_dataset_and_metrics():
     assert f"Version {SCORER_VERSION}:" in card and dataset_hash()[:23] in card
     for metric in SCORE_METRICS:
         assert f"`{metric}`" in card, metric
+
+
+@pytest.mark.parametrize("nothing", [None, "", "  \n"])
+def test_no_reply_through_memrisk_eval_is_invalid_and_reported(tmp_path, monkeypatch, capsys, nothing):
+    """#29 item 5: None or empty output was scored 0 with valid: true and no warning."""
+    import json
+
+    from lm_eval_memrisk import invalid_replies
+    from lm_eval_memrisk.cli import main
+    from lm_eval_memrisk.harness.agent_model import MemriskAgentLM
+
+    monkeypatch.setattr(MemriskAgentLM, "generate_until", lambda self, requests, disable_tqdm=False:
+                        [nothing for _ in requests])
+    invalid_replies.take()
+    assert main(["eval", "--model", "memrisk-agent", "--model_args", "agent=oracle,model=m",
+                 "--tasks", "memriskbench_r1", "--limit", "2", "--output_path", str(tmp_path),
+                 "--log_samples"]) == 0
+    (samples,) = tmp_path.rglob("samples_memriskbench_r1_*.jsonl")
+    records = [json.loads(line)["episodes"] for line in samples.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 2
+    assert all(r["valid"] is False and r["invalid_reason"].startswith("no reply at decision point") for r in records)
+    err = capsys.readouterr().err
+    assert "memrisk eval: 2 episodes had an invalid reply and are logged with valid: false" in err
+    assert invalid_replies.take() == {}  # reported once, not again at exit
+
+
+def test_a_real_reply_is_valid_and_not_noted():
+    from lm_eval_memrisk import invalid_replies
+    from lm_eval_memrisk.agents import action_to_reply
+    from lm_eval_memrisk.harness.docs import to_rows
+    from lm_eval_memrisk.harness.task import evaluate_doc
+
+    invalid_replies.take()
+    ep = load_episodes()[0]
+    replies = [action_to_reply(dict(dp.reference or {})) for dp in ep.decision_points]
+    assert evaluate_doc(to_rows([ep])[0], replies)["episodes"]["valid"] is True
+    assert evaluate_doc(to_rows([ep])[0], replies[:-1] + [""])["episodes"]["valid"] is False
+    assert list(invalid_replies.take()) == [ep.id]

@@ -16,6 +16,7 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
+from lm_eval_memrisk import invalid_replies
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.harness.docs import episode_of
 from lm_eval_memrisk.policies import make_policy
@@ -135,6 +136,14 @@ class MemRiskTask(ConfigurableTask):  # type: ignore[misc]
         ]
 
 
+def _no_reply(result: Any) -> bool:
+    """``None`` or blank: the model gave nothing (an infrastructure failure)."""
+    if isinstance(result, (list, tuple)):
+        return not result or any(_no_reply(r) for r in result)
+    text = _as_text(result)
+    return not text.removeprefix(TRUNCATED).strip()
+
+
 def _as_text(result: Any) -> str:
     return result if isinstance(result, str) else ("" if result is None else str(result))
 
@@ -169,7 +178,9 @@ def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     Replies may be interactive envelopes (``<memrisk-decision>`` + a decision record,
     from the ``memrisk-agent`` wrapper): only their reply texts are used, and the trace
     is replayed from the episode (:func:`lm_eval_memrisk.rederive.trace_from_texts`);
-    a malformed or forged envelope is an invalid reply, never an exception.  With
+    a malformed or forged envelope is an invalid reply, never an exception.  A ``None``
+    or empty reply marks the episode ``valid: false`` (``invalid_reason``) and is noted
+    for the end-of-run report (:mod:`lm_eval_memrisk.invalid_replies`).  With
     ``repeats`` k > 1 each reply holds k samples: run i is the i-th sample of every
     decision point.
     """
@@ -177,11 +188,14 @@ def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     per_request = [_samples(r) for r in results]
     k = min((len(s) for s in per_request), default=1)
     runs: list[Trace] = []
-    invalid_reason = None
+    empty = [dp.id for dp, r in zip(episode.decision_points, results) if _no_reply(r)]
+    invalid_reason = invalid_replies.no_reply_reason(empty[0]) if empty else None
     for i in range(k):
         texts, reason = _untruncated([s[i] for s in per_request])
         invalid_reason = invalid_reason or reason
         runs.append(_trace_of(doc, texts))
+    if invalid_reason is not None:  # no reply, or a cut prompt
+        invalid_replies.note(episode.id, invalid_reason)
     temperature = doc.get("temperature")
     return sample_metrics(
         episode, runs[0], doc.get("dataset_hash", ""), trials=runs if k > 1 else (),
