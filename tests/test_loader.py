@@ -835,3 +835,52 @@ def test_a_surrogate_pair_is_a_character_not_an_error(tmp_path: Path) -> None:
     path.write_text(json.dumps(good) + "\n", encoding="utf-8")
     (ep,) = load_episodes(path)
     assert ep.description == "party \U0001f389"
+
+
+# --------------------------------------------------------------------------------------
+# size limits (#29 item 7)
+# --------------------------------------------------------------------------------------
+
+
+def test_a_field_over_the_length_limit_names_file_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lm_eval_memrisk.loader import MAX_FIELD_CHARS
+
+    bad = make_dict("BIG-1")
+    bad["events"][1]["text"] = "x" * 20_000_000  # the 20 MB string
+    path = write_jsonl(tmp_path / "eps.jsonl", make_dict("A-1"), bad, blank_between=False)
+    assert cli.main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert (f"{path}:2: episode BIG-1: events[1].text: 20,000,000 characters, "
+            f"over the limit of {MAX_FIELD_CHARS:,} per field") in err
+    with pytest.raises(EpisodeFormatError, match="over the limit"):
+        load_episodes(path)
+    ok = make_dict("OK-1")
+    ok["events"][1]["text"] = "x" * MAX_FIELD_CHARS  # the limit itself is fine
+    load_episodes(write_jsonl(tmp_path / "ok.jsonl", ok))
+
+
+def test_too_many_events_name_the_episode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from lm_eval_memrisk.loader import MAX_EVENTS
+
+    bad = make_dict("LONG-1")
+    bad["events"] = bad["events"] * (MAX_EVENTS // len(bad["events"]) + 1)
+    path = write_jsonl(tmp_path / "eps.jsonl", bad)
+    assert cli.main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:1: episode LONG-1: events: {len(bad['events']):,} events, over the limit of {MAX_EVENTS}" in err
+
+
+def test_a_file_over_the_size_limit_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lm_eval_memrisk import loader
+
+    path = write_jsonl(tmp_path / "eps.jsonl", make_dict("A-1"))
+    monkeypatch.setattr(loader, "MAX_FILE_BYTES", path.stat().st_size - 1)
+    assert cli.main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}: {path.stat().st_size:,} bytes, over the limit of" in err and "Traceback" not in err
+    with pytest.raises(MemriskError, match="bytes, over the limit"):
+        load_episodes(path)
