@@ -3,6 +3,7 @@ one run at a time holds it, and ``--resume`` refuses traces of another system.""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import subprocess
@@ -110,3 +111,69 @@ def test_resume_refuses_traces_of_another_agent(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"traces.jsonl:2: episode {episode.id} was run by 'oracle', not 'stale'" in err
     assert (out / "traces.jsonl").read_bytes() == before
+
+
+# -- a full disk (#29 item 8) -------------------------------------------------------------
+
+def _disk_full_after(monkeypatch, calls: int) -> None:
+    """``os.fsync`` in run_store (called once per trace) raises ENOSPC after ``calls`` calls."""
+    from lm_eval_memrisk import run_store
+
+    seen = {"n": 0}
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        seen["n"] += 1
+        if seen["n"] > calls:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd)
+
+    monkeypatch.setattr(run_store.os, "fsync", fsync)
+
+
+def test_a_full_disk_mid_run_is_a_clean_error_and_resume_finishes(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    _disk_full_after(monkeypatch, 2)
+    assert memrisk_main(["run", "--agent", "stale", "--limit", "5", "--out", str(out), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert f"{out}: no space left while writing traces.jsonl" in err
+    assert f"rerun the same command with --resume --out {out}" in err and "Traceback" not in err
+    assert not (out / "scores.jsonl").exists() and not (out / LOCK_NAME).exists()
+    monkeypatch.undo()
+    assert memrisk_main(["run", "--agent", "stale", "--limit", "5", "--out", str(out), "--json", "--resume"]) == 0
+    resumed = capsys.readouterr().out
+    fresh = tmp_path / "fresh"
+    assert memrisk_main(["run", "--agent", "stale", "--limit", "5", "--out", str(fresh), "--json"]) == 0
+    assert capsys.readouterr().out == resumed
+    assert (out / "scores.jsonl").read_bytes() == (fresh / "scores.jsonl").read_bytes()
+
+
+def test_a_full_disk_while_finishing_leaves_no_half_written_result(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    real = Path.write_text
+
+    def write_text(self, *args, **kwargs):
+        if self.name.startswith("results_"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", write_text)
+    with pytest.raises(MemriskError, match=re.escape(f"{out}: no space left while writing the run's scores")):
+        run_benchmark(oracle_named("oracle"), [multi_episode(1)], dataset_hash="h", out=out, progress=False)
+    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["manifest.json", "traces.jsonl"]
+    monkeypatch.undo()
+    run_benchmark(oracle_named("oracle"), [multi_episode(1)], dataset_hash="h", out=out, resume=True,
+                  progress=False)
+    assert list((out / "oracle").glob("results_*.json")) and (out / "scores.jsonl").exists()
+
+
+def test_other_write_errors_are_not_reported_as_a_full_disk(tmp_path, monkeypatch):
+    from lm_eval_memrisk import run_store
+
+    def fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(run_store.os, "fsync", fsync)
+    with pytest.raises(OSError, match="I/O error"):
+        run_benchmark(oracle_named("oracle"), [multi_episode(1)], dataset_hash="h", out=tmp_path / "o",
+                      progress=False)
