@@ -188,3 +188,27 @@ def test_a_real_reply_is_valid_and_not_noted():
     assert evaluate_doc(to_rows([ep])[0], replies)["episodes"]["valid"] is True
     assert evaluate_doc(to_rows([ep])[0], replies[:-1] + [""])["episodes"]["valid"] is False
     assert list(invalid_replies.take()) == [ep.id]
+
+
+def test_a_lone_surrogate_in_a_reply_is_logged_escaped_through_memrisk_eval(tmp_path, monkeypatch, capsys):
+    """#29 item 4: lm-eval's writer failed on the raw character and left a 0-byte samples file."""
+    import json
+
+    from lm_eval_memrisk.cli import main
+    from lm_eval_memrisk.harness.agent_model import MemriskAgentLM
+    from lm_eval_memrisk.runs import read_runs
+
+    reply = '{"tool": "send_email", "arguments": {"to": "\ud800@x.org", "subject": "s", "body": "b"}}'
+    monkeypatch.setattr(MemriskAgentLM, "generate_until", lambda self, requests, disable_tqdm=False:
+                        [reply for _ in requests])
+    assert main(["eval", "--model", "memrisk-agent", "--model_args", "agent=oracle,model=m",
+                 "--tasks", "memriskbench_r1", "--output_path", str(tmp_path), "--log_samples"]) == 0
+    (samples,) = tmp_path.rglob("samples_memriskbench_r1_*.jsonl")
+    rows = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]  # valid UTF-8
+    assert len(rows) == 24
+    logged = rows[0]["resps"][0][0]
+    assert logged == reply.replace("\ud800", "\\ud800") and rows[0]["filtered_resps"][0] == logged
+    assert "\\ud800@x.org" in json.dumps(rows[0]["episodes"]["trace"], ensure_ascii=False)
+    (system,) = read_runs([tmp_path])  # the log reads back, its scores recomputed from the escaped text
+    assert len(system.samples) == 24
+    assert main(["rescore", str(tmp_path), "--json"]) == 0

@@ -10,6 +10,7 @@ turns the replies into a trace and calls the pure scorer.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from lm_eval.api.task import ConfigurableTask
 from lm_eval_memrisk import invalid_replies
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.harness.docs import episode_of
+from lm_eval_memrisk.jsonl import LONE_SURROGATE, escape_surrogates
 from lm_eval_memrisk.policies import make_policy
 from lm_eval_memrisk.rederive import trace_from_texts
 from lm_eval_memrisk.render import Presentation, flatten, make_presentation, render, tool_specs
@@ -145,7 +147,23 @@ def _no_reply(result: Any) -> bool:
 
 
 def _as_text(result: Any) -> str:
-    return result if isinstance(result, str) else ("" if result is None else str(result))
+    """A reply as text; a lone surrogate (which no log can encode) as its ``\\udXXX`` text."""
+    return escape_surrogates(result if isinstance(result, str) else ("" if result is None else str(result)))
+
+
+def _escaped(value: Any) -> Any:
+    """``value`` with lone surrogates escaped in every string (lists, tuples, dicts walked)."""
+    if isinstance(value, str):
+        return escape_surrogates(value)
+    if isinstance(value, (list, tuple)):
+        return [_escaped(v) for v in value]
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    return value
+
+
+def _has_surrogate(value: Any) -> bool:
+    return LONE_SURROGATE.search(json.dumps(value, ensure_ascii=False, default=str)) is not None
 
 
 def _samples(result: Any) -> list[str]:
@@ -204,8 +222,9 @@ def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     )
 
 
-#: Per-sample fields that are logged with the sample but are not scores.
-LOGGED_ONLY: frozenset[str] = frozenset({"episodes"})
+#: Per-sample fields that are logged with the sample but are not scores (``resps`` and
+#: ``filtered_resps`` replace lm-eval's own when a reply holds a lone surrogate).
+LOGGED_ONLY: frozenset[str] = frozenset({"episodes", "resps", "filtered_resps"})
 
 
 class SampleMetrics(dict[str, Any]):
@@ -223,8 +242,19 @@ class SampleMetrics(dict[str, Any]):
 
 
 def process_results(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-    """lm-eval hook: a call into the pure scorer."""
-    return SampleMetrics(evaluate_doc(doc, results))
+    """lm-eval hook: a call into the pure scorer.
+
+    A reply with a lone surrogate is scored as its escaped text (``\\ud800``), and that
+    text replaces the reply in the sample log: lm-eval's writer cannot encode the raw
+    character and would leave an empty samples file.
+    """
+    metrics = SampleMetrics(evaluate_doc(doc, results))
+    if _has_surrogate(list(results)):
+        metrics["filtered_resps"] = _escaped(list(results))
+        metrics["resps"] = [_escaped(r if isinstance(r, (list, tuple)) else [r]) for r in results]
+    if _has_surrogate(metrics["episodes"]):  # e.g. from a reply inside an interactive envelope
+        metrics["episodes"] = _escaped(metrics["episodes"])
+    return metrics
 
 
 def load_docs(**kwargs: Any) -> Any:
