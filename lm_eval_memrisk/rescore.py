@@ -21,7 +21,7 @@ from lm_eval_memrisk.policies import make_policy
 from lm_eval_memrisk.recompute import score_replies
 from lm_eval_memrisk.render import MemoryPolicy
 from lm_eval_memrisk.runs import LoggedSample, read_runs
-from lm_eval_memrisk.sample_record import sample_metrics
+from lm_eval_memrisk.sample_record import sample_metrics, void_cut
 
 
 @dataclass
@@ -55,7 +55,7 @@ def rescore_sample(sample: LoggedSample, variant: str, expected: str) -> dict[st
     violation, attribution, signature) are rebuilt by the same code that lm-eval's
     ``process_results`` runs, from the verified episode and the reply texts; the record
     keeps what only the original run knows (repeated-sampling ``trials``, an
-    ``invalid_reason``).
+    ``invalid_reason``); an episode whose prompt was cut scores 0.
     """
     trace, result = score_replies(sample.episode, sample.replies, variant=variant, expected=expected,
                                   policy=logged_policy(sample))
@@ -75,7 +75,7 @@ def rescore_sample(sample: LoggedSample, variant: str, expected: str) -> dict[st
     out["pass"] = float(result.success)
     out["score"] = result.score
     out["episodes"] = json.loads(json.dumps(record))
-    return out
+    return void_cut(out) if sample.cut else out  # a cut prompt scores 0 (truncation=left)
 
 
 def logged_policy(sample: LoggedSample) -> MemoryPolicy | None:

@@ -212,3 +212,50 @@ def test_a_lone_surrogate_in_a_reply_is_logged_escaped_through_memrisk_eval(tmp_
     (system,) = read_runs([tmp_path])  # the log reads back, its scores recomputed from the escaped text
     assert len(system.samples) == 24
     assert main(["rescore", str(tmp_path), "--json"]) == 0
+
+
+def test_a_cut_prompt_scores_zero_in_lm_evals_table_and_is_flagged_where_the_run_is_read(
+    tmp_path, monkeypatch, capsys
+):
+    """#29 item 6: under truncation=left a passing cut reply counted 1.0 in lm-eval's table,
+    and the leaderboard and memrisk runs showed nothing."""
+    import json
+
+    from lm_eval_memrisk.cli import main
+    from lm_eval_memrisk.harness.agent_model import MemriskAgentLM
+    from lm_eval_memrisk.runs import flag_notes, read_runs
+    from lm_eval_memrisk.sample_record import CUT_REASON, TRUNCATED
+
+    real = MemriskAgentLM.generate_until
+
+    def first_prompt_cut(self, requests, disable_tqdm=False):
+        replies = real(self, requests, disable_tqdm)
+        return [TRUNCATED + r if i == 0 else r for i, r in enumerate(replies)]  # as llama-cpp marks it
+
+    monkeypatch.setattr(MemriskAgentLM, "generate_until", first_prompt_cut)
+    assert main(["eval", "--model", "memrisk-agent", "--model_args", "agent=oracle,model=m",
+                 "--tasks", "memriskbench_r1", "--limit", "2", "--output_path", str(tmp_path),
+                 "--log_samples"]) == 0
+    (results,) = tmp_path.rglob("results_*.json")
+    assert json.loads(results.read_text())["results"]["memriskbench_r1"]["pass,none"] == 0.5  # not 1.0
+    (samples,) = tmp_path.rglob("samples_memriskbench_r1_*.jsonl")
+    rows = sorted((json.loads(x) for x in samples.read_text(encoding="utf-8").splitlines()), key=lambda r: r["doc_id"])
+    assert rows[0]["pass"] == 0.0 and rows[0]["episodes"]["invalid_reason"] == CUT_REASON
+    assert rows[1]["pass"] == 1.0 and rows[1]["episodes"]["valid"] is True
+    (system,) = read_runs([tmp_path])
+    assert [s.cut for s in sorted(system.samples, key=lambda s: s.doc_id)] == [True, False]
+    assert system.passed == 1 and not system.flagged  # the log agrees with the recomputed scores
+    assert system.summary()["cut"] and any(n.startswith("CUT m: 1 episode(s)") for n in flag_notes([system]))
+    capsys.readouterr()
+    assert main(["runs", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "CUT m: 1 episode(s) had their prompt cut" in captured.out + captured.err
+    assert main(["rescore", str(tmp_path), "--json"]) == 0
+    (rescored,) = tmp_path.rglob("*rescored-default-revised.jsonl")
+    assert [json.loads(x)["pass"] for x in rescored.read_text(encoding="utf-8").splitlines()] == [0.0, 1.0]
+    # a log written before the fix (the cut reply stored as a pass) is flagged, and scored 0
+    rows[0]["pass"], rows[0]["score"] = 1.0, 1.0
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    rescored.unlink()
+    (system,) = read_runs([tmp_path])
+    assert system.passed == 1 and len(system.flagged) == 1

@@ -25,7 +25,13 @@ from lm_eval_memrisk.policies import make_policy
 from lm_eval_memrisk.rederive import trace_from_texts
 from lm_eval_memrisk.render import Presentation, flatten, make_presentation, render, tool_specs
 from lm_eval_memrisk.runner import prompts
-from lm_eval_memrisk.sample_record import REPEAT_METRICS, TRUNCATED, sample_metrics
+from lm_eval_memrisk.sample_record import (
+    CUT_REASON,
+    REPEAT_METRICS,
+    TRUNCATED,
+    sample_metrics,
+    void_cut,
+)
 from lm_eval_memrisk.trace import Trace
 
 AGENT_LABEL = "lm-eval"
@@ -177,7 +183,7 @@ def _untruncated(texts: list[str]) -> tuple[list[str], str | None]:
     """Strip the llama-cpp ``TRUNCATED`` mark; the reason when any reply carried it."""
     cut = [t.startswith(TRUNCATED) for t in texts]
     clean = [t[len(TRUNCATED):] if c else t for t, c in zip(texts, cut)]
-    reason = "prompt longer than the context: left-truncated (truncation=left)" if any(cut) else None
+    reason = CUT_REASON if any(cut) else None
     return clean, reason
 
 
@@ -200,7 +206,7 @@ def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     or empty reply marks the episode ``valid: false`` (``invalid_reason``) and is noted
     for the end-of-run report (:mod:`lm_eval_memrisk.invalid_replies`).  With
     ``repeats`` k > 1 each reply holds k samples: run i is the i-th sample of every
-    decision point.
+    decision point.  An episode whose prompt was cut (``truncation=left``) scores 0.
     """
     episode = episode_of(doc)
     per_request = [_samples(r) for r in results]
@@ -208,18 +214,21 @@ def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     runs: list[Trace] = []
     empty = [dp.id for dp, r in zip(episode.decision_points, results) if _no_reply(r)]
     invalid_reason = invalid_replies.no_reply_reason(empty[0]) if empty else None
+    cut = False
     for i in range(k):
         texts, reason = _untruncated([s[i] for s in per_request])
+        cut = cut or reason is not None
         invalid_reason = invalid_reason or reason
         runs.append(_trace_of(doc, texts))
     if invalid_reason is not None:  # no reply, or a cut prompt
         invalid_replies.note(episode.id, invalid_reason)
     temperature = doc.get("temperature")
-    return sample_metrics(
+    metrics = sample_metrics(
         episode, runs[0], doc.get("dataset_hash", ""), trials=runs if k > 1 else (),
         temperature=float(temperature) if temperature not in (None, "") else None,
         invalid_reason=invalid_reason,
     )
+    return void_cut(metrics) if cut else metrics
 
 
 #: Per-sample fields that are logged with the sample but are not scores (``resps`` and
