@@ -21,19 +21,32 @@ from typing import Any
 
 from lm_eval_memrisk.errors import SamplesError
 
-__all__ = ["escape_surrogates", "json_line", "numbered_lines", "read_sample_objects"]
+__all__ = ["LONE_SURROGATE", "escape_surrogates", "json_line", "numbered_lines", "read_sample_objects",
+           "write_atomic"]
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: A lone UTF-16 surrogate: what ``"\\ud800"`` in JSON decodes to; UTF-8 cannot encode it.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def escape_surrogates(text: str) -> str:
     """``text`` with each lone surrogate written as its ``\\udXXX`` escape (UTF-8 encodable)."""
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def json_line(obj: Any) -> str:
     """``obj`` as one line of JSON (sorted keys, non-ASCII kept), always UTF-8 encodable."""
     return escape_surrogates(json.dumps(obj, ensure_ascii=False, sort_keys=True))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through ``path.tmp``: all of it or nothing, no ``.tmp`` left behind."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    try:
+        tmp.write_text(escape_surrogates(text), encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def numbered_lines(text: str) -> Iterator[tuple[int, str]]:

@@ -7,6 +7,8 @@ and checks *structure* (required fields, types, enums, unknown keys).
 Every problem is an :class:`~lm_eval_memrisk.errors.EpisodeFormatError` whose message
 names the file, line, episode id and field, e.g.
 ``episodes.jsonl:12: episode R1-E-003: events[4].checks[0].item: unknown memory item 'm9'``.
+Files over :data:`MAX_FILE_BYTES`, texts over :data:`MAX_FIELD_CHARS`, episodes over
+:data:`MAX_EVENTS` events and text UTF-8 cannot encode (a lone surrogate) are refused.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import difflib
 import json
 import math
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from lm_eval_memrisk.errors import EpisodeFormatError, MemriskError
+from lm_eval_memrisk.jsonl import LONE_SURROGATE
 from lm_eval_memrisk.records import (
     CHECK_KINDS,
     CHECK_PAYLOAD_FIELDS,
@@ -72,6 +76,16 @@ DATASET_RESOURCE = DATASETS[DEFAULT_DATASET]
 TRACK_CHOICES: tuple[str, ...] = ("main", "r6", "all")
 
 PathArg = str | os.PathLike[str]
+
+# Size limits of an episode file (enforced on load and by ``memrisk validate``; the
+# shipped datasets stay far below: v1-v5 are under 1 MB, their longest text is 257
+# characters, their longest episode 51 events).  Errors name file, line and field.
+#: Largest episode file, in bytes.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+#: Longest text (any string value or key), in characters.
+MAX_FIELD_CHARS = 10_000
+#: Most events in one episode.
+MAX_EVENTS = 200
 
 
 # --------------------------------------------------------------------------------------
@@ -428,6 +442,11 @@ def _read_bytes(path: PathArg | None) -> tuple[str, bytes]:
             raise MemriskError(f"cannot read {name}: {exc.strerror or exc}") from None
     name = os.fspath(path)
     try:
+        size = os.stat(name).st_size
+        if size > MAX_FILE_BYTES:
+            raise MemriskError(
+                f"{name}: {size:,} bytes, over the limit of {MAX_FILE_BYTES:,} bytes for an episode file"
+            )
         return name, Path(name).read_bytes()
     except FileNotFoundError:
         raise MemriskError(f"no such file: {name}") from None
@@ -448,6 +467,46 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+#: How a surrogate gets into a line (raw surrogate bytes are invalid UTF-8): its JSON escape.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _strings(obj: Any) -> Iterator[tuple[str, str]]:
+    """``(field path, text)`` for every key and string value in a parsed JSON object."""
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        fld, value = stack.pop()
+        if isinstance(value, str):
+            yield fld or "$", value
+        elif isinstance(value, dict):
+            for key, item in reversed(list(value.items())):
+                yield _join(fld, key), key
+                stack.append((_join(fld, key), item))
+        elif isinstance(value, list):
+            stack.extend((f"{fld}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+
+
+def _text_problem(obj: Mapping[str, Any], raw: bytes) -> tuple[str, str] | None:
+    """``(field, message)`` for the first text in ``obj`` that cannot be encoded as UTF-8
+    or is longer than :data:`MAX_FIELD_CHARS`; the events over :data:`MAX_EVENTS`."""
+    events = obj.get("events")
+    if isinstance(events, list) and len(events) > MAX_EVENTS:
+        return "events", f"{len(events):,} events, over the limit of {MAX_EVENTS:,} per episode"
+    surrogates, long = _SURROGATE_ESCAPE.search(raw) is not None, len(raw) > MAX_FIELD_CHARS
+    if not (surrogates or long):
+        return None  # neither can occur: skip the walk
+    for fld, text in _strings(obj):
+        bad = LONE_SURROGATE.search(text) if surrogates else None
+        if bad:
+            return fld, (
+                f"contains a lone surrogate (\\u{ord(bad.group()):04x}) at character {bad.start() + 1}, "
+                "which cannot be encoded as UTF-8"
+            )
+        if len(text) > MAX_FIELD_CHARS:
+            return fld, f"{len(text):,} characters, over the limit of {MAX_FIELD_CHARS:,} per field"
+    return None
 
 
 def _parse_line(name: str, lineno: int, raw: bytes) -> Mapping[str, Any]:
@@ -471,6 +530,11 @@ def _parse_line(name: str, lineno: int, raw: bytes) -> Mapping[str, Any]:
         raise EpisodeFormatError(
             name, lineno, None, "$", f"each line must be a JSON object, not {_type_name(obj)}"
         )
+    problem = _text_problem(obj, raw)
+    if problem is not None:
+        ep_id = obj.get("id")
+        clean_id = ep_id if isinstance(ep_id, str) and not LONE_SURROGATE.search(ep_id) else None
+        raise EpisodeFormatError(name, lineno, clean_id, *problem)
     return obj
 
 

@@ -9,13 +9,16 @@
 
 With ``out`` the run is resumable (:class:`run_store.RunStore`): a manifest of the
 settings is written before the first trace and ``resume=True`` refuses a folder
-whose manifest differs.  Model provenance (e.g. ``llama_cpp_stats``) is read after
+whose manifest differs or whose traces are another system's; the folder is held
+(:func:`run_lock.hold_folder`) for the whole run, so a second run into it is refused.
+Model provenance (e.g. ``llama_cpp_stats``) is read after
 the run, so its counters are the run's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ from lm_eval_memrisk.interactive import DEFAULT_MAX_STEPS, check_max_steps, run_
 from lm_eval_memrisk.policies import make_policy, policy_description
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.render import DEFAULT_PRESENTATION, Presentation, make_presentation
+from lm_eval_memrisk.run_lock import hold_folder
 from lm_eval_memrisk.run_store import RunStore
 from lm_eval_memrisk.runner import run_scripted
 from lm_eval_memrisk.scorer import ScoreResult, score
@@ -108,30 +112,31 @@ def run_benchmark(
     )
     manifest["policy_filters_by_status"] = described["filters_by_status"]
     manifest["memory_policy_config"] = described  # e.g. mem0's active rankers: checked on --resume too
-    store = RunStore(out, resume=resume) if out is not None else None
-    if store is not None:
-        store.start(manifest)
-    todo = [e for e in episodes if store is None or e.id not in store.finished]
-    on_trace = store.append if store is not None else None
-    if mode == "interactive":
-        fresh = run_interactive(
-            todo, system.generate, system.name, max_steps=max_steps, policy=policy,
-            episode_major=system.episode_major, on_trace=on_trace, progress=progress, presentation=shown,
+    with hold_folder(out) if out is not None else nullcontext():
+        store = RunStore(out, resume=resume) if out is not None else None
+        if store is not None:
+            store.start(manifest)
+        todo = [e for e in episodes if store is None or e.id not in store.finished]
+        on_trace = store.append if store is not None else None
+        if mode == "interactive":
+            fresh = run_interactive(
+                todo, system.generate, system.name, max_steps=max_steps, policy=policy,
+                episode_major=system.episode_major, on_trace=on_trace, progress=progress, presentation=shown,
+            )
+        else:
+            fresh = run_scripted(todo, system.generate, system.name, policy, on_trace=on_trace, progress=progress,
+                                 presentation=shown)
+        by_id = {t.episode_id: t for t in fresh}
+        if store is not None:
+            by_id = {**store.finished, **by_id}
+        traces = [by_id[e.id] for e in episodes]
+        results = [score(e, t, variant=variant) for e, t in zip(episodes, traces)]
+        attributed = [attribute(e, t, r) for e, t, r in zip(episodes, traces, results)]
+        sig = signature(
+            dataset_hash, variant=variant, policy=described["signature"], mode=mode, agent=system.name,
+            presentation=shown.name, tools=shown.tools,
         )
-    else:
-        fresh = run_scripted(todo, system.generate, system.name, policy, on_trace=on_trace, progress=progress,
-                             presentation=shown)
-    by_id = {t.episode_id: t for t in fresh}
-    if store is not None:
-        by_id = {**store.finished, **by_id}
-    traces = [by_id[e.id] for e in episodes]
-    results = [score(e, t, variant=variant) for e, t in zip(episodes, traces)]
-    attributed = [attribute(e, t, r) for e, t, r in zip(episodes, traces, results)]
-    sig = signature(
-        dataset_hash, variant=variant, policy=described["signature"], mode=mode, agent=system.name,
-        presentation=shown.name, tools=shown.tools,
-    )
-    if store is not None:
-        config = {**manifest, **system.info()}
-        store.finalize(episodes, results, attributed, dataset_hash, system.name, config)
+        if store is not None:
+            config = {**manifest, **system.info()}
+            store.finalize(episodes, results, attributed, dataset_hash, system.name, config)
     return RunResult(results, traces, sig, manifest, attributed)

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lm_eval_memrisk.jsonl import json_line, write_atomic
 from lm_eval_memrisk.policies import make_policy
 from lm_eval_memrisk.recompute import score_replies
 from lm_eval_memrisk.render import MemoryPolicy
 from lm_eval_memrisk.runs import LoggedSample, read_runs
-from lm_eval_memrisk.sample_record import sample_metrics
+from lm_eval_memrisk.sample_record import sample_metrics, void_cut
 
 
 @dataclass
@@ -54,7 +55,7 @@ def rescore_sample(sample: LoggedSample, variant: str, expected: str) -> dict[st
     violation, attribution, signature) are rebuilt by the same code that lm-eval's
     ``process_results`` runs, from the verified episode and the reply texts; the record
     keeps what only the original run knows (repeated-sampling ``trials``, an
-    ``invalid_reason``).
+    ``invalid_reason``); an episode whose prompt was cut scores 0.
     """
     trace, result = score_replies(sample.episode, sample.replies, variant=variant, expected=expected,
                                   policy=logged_policy(sample))
@@ -74,7 +75,7 @@ def rescore_sample(sample: LoggedSample, variant: str, expected: str) -> dict[st
     out["pass"] = float(result.success)
     out["score"] = result.score
     out["episodes"] = json.loads(json.dumps(record))
-    return out
+    return void_cut(out) if sample.cut else out  # a cut prompt scores 0 (truncation=left)
 
 
 def logged_policy(sample: LoggedSample) -> MemoryPolicy | None:
@@ -122,9 +123,7 @@ def rescore_dir(
             for sample in sorted(samples, key=lambda s: s.doc_id):
                 new = rescore_sample(sample, variant, expected)
                 audit.add(system.name, sample.episode.risk, bool(sample.raw.get("pass")), bool(new["pass"]))
-                lines.append(json.dumps(new, ensure_ascii=False, sort_keys=True))
-            tmp = target.with_suffix(target.suffix + ".tmp")
-            tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-            tmp.replace(target)
+                lines.append(json_line(new))  # a reply's lone surrogates are written escaped
+            write_atomic(target, "\n".join(lines) + "\n")
             written.append(target)
     return audit, written

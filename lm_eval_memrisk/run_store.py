@@ -18,9 +18,11 @@ leaderboard read these runs like lm-eval's own.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,21 @@ def task_name(episode: Episode) -> str:
     return f"memriskbench_{episode.risk.lower()}"
 
 
+def model_folder(out: Path, name: str) -> Path:
+    """``out/<name>``, the name sanitised as ``memrisk eval`` (lm-eval) sanitises it.
+
+    lm-eval's ``sanitize_model_name`` turns every ``/`` and ``\\`` into ``__``, so
+    ``model=../../x`` stays a folder inside ``out``; a name that still leaves ``out``
+    (``..``) is refused.
+    """
+    from lm_eval.utils import sanitize_model_name
+
+    folder: str = sanitize_model_name(name)
+    if folder in ("", ".", ".."):
+        raise MemriskError(f"system name {name!r} cannot name a folder inside {out}")
+    return out / folder
+
+
 def parse_traces(text: str, source: str) -> Iterator[tuple[int, Trace]]:
     """``(line number, Trace)`` for each non-blank line of a traces.jsonl text.
 
@@ -55,7 +72,18 @@ def parse_traces(text: str, source: str) -> Iterator[tuple[int, Trace]]:
         yield lineno, trace
 
 
+#: The errors of a full disk or an exhausted quota.
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
 class RunStore:
+    """The output folder of one run (see the module docstring).
+
+    A full disk while writing (``ENOSPC``, ``EDQUOT``) is a :class:`MemriskError` naming
+    the folder and saying to rerun with ``--resume``; the traces written so far are kept,
+    and the lm-eval style files of a failed finish are removed (never half a result).
+    """
+
     def __init__(self, out_dir: Path, resume: bool = False):
         self.out = Path(out_dir)
         self.traces_path = self.out / "traces.jsonl"
@@ -66,10 +94,13 @@ class RunStore:
                 f"or choose another --out (nothing is overwritten)"
             )
         self.resume = resume
+        self.lines: dict[str, int] = {}
+        """Line of ``traces.jsonl`` each finished episode was read from (on resume)."""
         self.finished: dict[str, Trace] = self._load() if resume else {}
 
     def start(self, manifest: dict[str, Any]) -> None:
-        """Write ``manifest.json``; when resuming, refuse a folder whose manifest differs."""
+        """Write ``manifest.json``; when resuming, refuse a folder whose manifest differs
+        or whose traces were written by another system than ``manifest["system"]``."""
         path = self.out / MANIFEST
         if self.resume and path.exists():
             try:
@@ -86,13 +117,37 @@ class RunStore:
                     f"--resume: {self.out} holds a run with other settings ({'; '.join(diffs)}); "
                     f"resume with the settings of {path}, or choose another --out"
                 )
+            self._check_agents(str(manifest.get("system")))
             return
         if self.resume and self.finished:
             raise MemriskError(
                 f"--resume: {self.out} has traces but no {MANIFEST} (written by an older memrisk), "
                 f"so its settings cannot be checked; choose another --out"
             )
-        path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        with self._writing(MANIFEST):
+            path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+    @contextmanager
+    def _writing(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except OSError as exc:
+            if exc.errno not in DISK_FULL:
+                raise
+            raise MemriskError(
+                f"{self.out}: no space left while writing {what} ({exc.strerror or exc}); "
+                f"the finished episodes are kept: free some space, then rerun the same command "
+                f"with --resume --out {self.out}"
+            ) from None
+
+    def _check_agents(self, system: str) -> None:
+        for episode_id, trace in self.finished.items():
+            if trace.agent != system:
+                raise MemriskError(
+                    f"--resume: {self.traces_path}:{self.lines.get(episode_id)}: episode {episode_id} "
+                    f"was run by {trace.agent!r}, not {system!r}; its traces cannot be published under "
+                    f"{system!r}: choose another --out"
+                )
 
     def _load(self) -> dict[str, Trace]:
         if not self.traces_path.exists():
@@ -101,13 +156,14 @@ class RunStore:
         keep = raw[: raw.rfind(b"\n") + 1]  # a torn last line is dropped
         if len(keep) != len(raw):
             self.traces_path.write_bytes(keep)
-        return {
-            trace.episode_id: trace
-            for _, trace in parse_traces(keep.decode("utf-8"), str(self.traces_path))
-        }
+        finished: dict[str, Trace] = {}
+        for lineno, trace in parse_traces(keep.decode("utf-8"), str(self.traces_path)):
+            finished[trace.episode_id] = trace
+            self.lines[trace.episode_id] = lineno
+        return finished
 
     def append(self, trace: Trace) -> None:
-        with open(self.traces_path, "a", encoding="utf-8") as fh:
+        with self._writing(self.traces_path.name), open(self.traces_path, "a", encoding="utf-8") as fh:
             fh.write(json_line(trace.to_dict()) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -121,16 +177,25 @@ class RunStore:
         missing = [e.id for e in episodes if e.id not in self.finished]
         if missing:
             raise MemriskError(f"run incomplete: {len(missing)} episodes have no trace (e.g. {missing[0]})")
-        for filename, rows in (("scores.jsonl", [r.to_dict() for r in results]),
-                               ("attribution.jsonl", list(attribution))):
-            with open(self.out / filename, "w", encoding="utf-8") as fh:
-                fh.writelines(json_line(row) + "\n" for row in rows)
-        self._write_lm_eval_folder(episodes, dataset_hash, name, config)
+        written: list[Path] = []
+        with self._writing("the run's scores and lm-eval style files"):
+            try:
+                for filename, rows in (("scores.jsonl", [r.to_dict() for r in results]),
+                                       ("attribution.jsonl", list(attribution))):
+                    written.append(self.out / filename)
+                    with open(self.out / filename, "w", encoding="utf-8") as fh:
+                        fh.writelines(json_line(row) + "\n" for row in rows)
+                self._write_lm_eval_folder(episodes, dataset_hash, name, config, written)
+            except BaseException:
+                for path in written:  # a failed finish leaves no partial result behind
+                    path.unlink(missing_ok=True)
+                raise
 
     def _write_lm_eval_folder(
-        self, episodes: Sequence[Episode], dataset_hash: str, name: str, config: dict[str, Any]
+        self, episodes: Sequence[Episode], dataset_hash: str, name: str, config: dict[str, Any],
+        written: list[Path],
     ) -> None:
-        folder = self.out / name
+        folder = model_folder(self.out, name)
         folder.mkdir(parents=True, exist_ok=True)
         stamp = _dt.datetime.now().isoformat().replace(":", "-")
         by_task: dict[str, list[dict[str, Any]]] = {}
@@ -138,14 +203,16 @@ class RunStore:
             by_task.setdefault(task_name(ep), []).append(self._sample(ep, dataset_hash, len(by_task.get(task_name(ep), []))))
         results: dict[str, Any] = {}
         for task, samples in sorted(by_task.items()):
-            with open(folder / f"samples_{task}_{stamp}.jsonl", "w", encoding="utf-8") as fh:
+            written.append(folder / f"samples_{task}_{stamp}.jsonl")
+            with open(written[-1], "w", encoding="utf-8") as fh:
                 fh.writelines(json_line(s) + "\n" for s in samples)
             n = len(samples)
             results[task] = {"name": task, "alias": task, "sample_len": n}
             for metric in SCORE_METRICS:
                 results[task][f"{metric},none"] = sum(s[metric] for s in samples) / n
         payload = {"results": results, "config": config, "model_name": name, "date": stamp}
-        (folder / f"results_{stamp}.json").write_text(json.dumps(payload, indent=2, sort_keys=True), encoding="utf-8")
+        written.append(folder / f"results_{stamp}.json")
+        written[-1].write_text(json.dumps(payload, indent=2, sort_keys=True), encoding="utf-8")
 
     def _sample(self, ep: Episode, dataset_hash: str, doc_id: int) -> dict[str, Any]:
         trace = self.finished[ep.id]

@@ -26,7 +26,7 @@ import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from lm_eval_memrisk.recompute import (
     stored_disagreements,
 )
 from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.sample_record import was_cut
 from lm_eval_memrisk.scorer import SCORER_VERSION, ScoreResult
 from lm_eval_memrisk.trace import Trace
 
@@ -158,6 +159,8 @@ class LoggedSample:
     """The scorer version the log claims (the recomputation uses the installed scorer)."""
     raw: Mapping[str, Any]
     """The sample object as logged (untrusted; for rewriting it, never for scores)."""
+    cut: bool = False
+    """Its prompt was cut (``truncation=left``): every result is a failure with score 0."""
 
     @property
     def episode_id(self) -> str:
@@ -201,12 +204,15 @@ def read_sample(data: Mapping[str, Any], where: str, task: str, known: Mapping[s
         raise SamplesError(f"{where}: 'doc_id' must be a non-negative integer, got {doc_id!r}")
     replies = replies_of_sample(data, where)
     trace, results = score_all_variants(episode, replies)
+    cut = was_cut(dict(data))
+    if cut:
+        results = {k: replace(r, success=False, score=0.0) for k, r in results.items()}
     record = data["episodes"]
     return LoggedSample(
         episode=episode, task=task, doc_id=doc_id, where=where, replies=replies, trace=trace,
         results=results, disagreements=stored_disagreements(data, results),
         dataset_hash=str(record.get("dataset_hash") or data["doc"].get("dataset_hash")),
-        scorer_version=str(record.get("scorer_version") or ""), raw=data,
+        scorer_version=str(record.get("scorer_version") or ""), raw=data, cut=cut,
     )
 
 
@@ -250,13 +256,21 @@ class SystemLog:
             "files": [str(f) for f in self.files],
             "flagged": [f"{s.where}: stored {', '.join(s.disagreements)} disagree with the recomputed scores"
                         for s in self.flagged],
+            "cut": [f"{s.where}: {s.episode_id}" for s in self.samples if s.cut],
         }
 
 
 def flag_notes(systems: Sequence[SystemLog]) -> list[str]:
-    """One line per system with samples whose stored metrics were edited or are stale."""
+    """One line per system with cut prompts (``CUT``), and with samples whose stored
+    metrics were edited or are stale (``FLAGGED``)."""
     out = []
     for s in systems:
+        cut = [x for x in s.samples if x.cut]
+        if cut:
+            out.append(
+                f"CUT {s.name}: {len(cut)} episode(s) had their prompt cut (truncation=left) and score 0 "
+                f"(e.g. {cut[0].episode_id} at {cut[0].where})"
+            )
         if s.flagged:
             first = s.flagged[0]
             out.append(

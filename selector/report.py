@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from lm_eval_memrisk.safe_text import md_cell
 from selector.evaluate import METHODS, PipelineResult, Settings
 from selector.features import FAMILIES, FEATURE_NAMES
 from selector.io import RunMatrix
@@ -158,7 +159,7 @@ def render_markdown(r: PipelineResult) -> str:
     m, s = r.matrix, r.settings
     doc = report_doc(r)
     out = ["# MemRiskBench risk-preserving subset", "", f"`{doc['signature']}`", "",
-           (f"{len(m.episode_ids)} episodes x {len(m.systems)} systems ({', '.join(m.systems)}); "
+           (f"{len(m.episode_ids)} episodes x {len(m.systems)} systems ({', '.join(md_cell(x) for x in m.systems)}); "
            f"risks {', '.join(m.risk_names)}; variant {m.variant}."), "",
            f"Subset at {_num(s.fraction)}: {len(r.subset)} episodes; per risk "
            + ", ".join(f"{k} {v}" for k, v in doc["subset"]["risk_counts"].items()) + ".", ""]
@@ -187,7 +188,7 @@ def render_markdown(r: PipelineResult) -> str:
             + [_fixed3(row[k]) for k in METRICS] for row in r.ablation]
     out += _table(["Dropped", "Fraction"] + [METRIC_TITLES[k] for k in METRICS], rows) + [""]
     out += [f"## Held-out system (select without it at {_num(s.fraction)}; features leave-one-system-out)", ""]
-    rows = [[h["system"], _fixed3(h["spearman_reference"]), _fixed3(h["spearman_all"]), _fixed3(h["pass_subset"]),
+    rows = [[md_cell(h["system"]), _fixed3(h["spearman_reference"]), _fixed3(h["spearman_all"]), _fixed3(h["pass_subset"]),
              _fixed3(h["pass_full"]), _num(h["rank_subset"]), _num(h["rank_full"]), _fixed3(h["high_risk_subset"]),
              _fixed3(h["high_risk_full"]), _fixed3(h["risk_coverage"])] for h in r.held_out]
     out += _table(["Held out", "ρ (others)", "ρ (all)", "Pass subset", "Pass full", "Rank subset",
@@ -196,12 +197,12 @@ def render_markdown(r: PipelineResult) -> str:
         d = r.drift
         verdict = "rank preserved" if d["rank_preserved"] else "DRIFT: the subset ranks it differently"
         out += ["## Drift check", "",
-                (f"New system {d['system']}: rank {_num(d['rank_subset'])} of {d['n_systems']} on the subset vs "
+                (f"New system {md_cell(d['system'])}: rank {_num(d['rank_subset'])} of {d['n_systems']} on the subset vs "
                 f"{_num(d['rank_full'])} on the full set ({verdict}); pass {_fixed3(d['pass_subset'])} "
                 f"[{_fixed3(d['pass_subset_lo'])}, {_fixed3(d['pass_subset_hi'])}] on the subset vs {_fixed3(d['pass_full'])} "
                 f"on the full set; ρ over all systems {_fixed3(d['spearman_all'])}."), ""]
     out += ["## Per-(system, risk) pass rates (Wilson 95%)", ""]
-    rows = [[c["model"], c["risk"], f"{c['passes']}/{c['n']}", _fixed3(c["rate"]), f"[{_fixed3(c['lo'])}, {_fixed3(c['hi'])}]"]
+    rows = [[md_cell(c["model"]), c["risk"], f"{c['passes']}/{c['n']}", _fixed3(c["rate"]), f"[{_fixed3(c['lo'])}, {_fixed3(c['hi'])}]"]
             for c in doc["per_system_risk"]]
     out += _table(["System", "Risk", "Passes", "Rate", "95% CI"], rows) + [""]
     out += ["## Definitions", ""] + [f"- {d}" for d in DEFINITIONS] + [""]

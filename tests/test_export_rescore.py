@@ -150,3 +150,35 @@ def test_rescore_keeps_the_memory_policys_view_and_its_attribution(tmp_path):
         shown = [d["visible_items"] for d in rec["trace"]["decisions"]]
         assert shown == [d["visible_items"] for d in logged[k]["trace"]["decisions"]], k
         assert all(len(v) <= 3 for v in shown), k
+
+
+def test_rescore_of_a_reply_with_a_lone_surrogate_writes_it_escaped(tmp_path):
+    """#29: a model's lone surrogate crashed rescore (UnicodeEncodeError) and left a 0-byte .tmp."""
+    from lm_eval_memrisk.codec import fingerprint
+    from lm_eval_memrisk.jsonl import numbered_lines
+    from lm_eval_memrisk.pipeline import run_benchmark, select_episodes
+    from lm_eval_memrisk.rescore import rescore_dir
+    from lm_eval_memrisk.systems import System
+
+    everything = load_episodes(track="all")
+    episodes = select_episodes(everything, risk="R1")
+    system = System("surrogate", lambda batch: ["send it to \ud800 please" for _ in batch], {"model": "s"})
+    run_benchmark(system, episodes, dataset_hash=fingerprint(everything), out=tmp_path, progress=False)
+    audit, written = rescore_dir(tmp_path)
+    (path,) = written
+    text = path.read_text(encoding="utf-8")  # valid UTF-8
+    rows = [json.loads(line) for _, line in numbered_lines(text)]
+    assert len(rows) == 24 and rows[0]["resps"][0][0] == "send it to \ud800 please"  # the same reply back
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_write_atomic_leaves_no_tmp_file_when_the_write_fails(tmp_path, monkeypatch):
+    from lm_eval_memrisk.jsonl import write_atomic
+
+    def full_disk(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "replace", full_disk)  # after the .tmp file was written
+    with pytest.raises(OSError):
+        write_atomic(tmp_path / "x.jsonl", "data\n")
+    assert list(tmp_path.iterdir()) == []

@@ -101,9 +101,10 @@ def test_truncated_reply_marks_the_episode_invalid():
     replies = [TRUNCATED + action_to_reply(dict(dp.reference or {})) for dp in ep.decision_points]
     out = evaluate_doc(doc, replies)
     assert out["episodes"]["valid"] is False and "truncat" in out["episodes"]["invalid_reason"]
-    assert out["pass"] == 1.0  # the reply itself (mark stripped) is still scored
+    assert out["pass"] == out["score"] == 0.0  # a reply to a cut prompt is never a pass (#29 item 6)
+    assert out["episodes"]["success"] is False
     clean = evaluate_doc(doc, [r[len(TRUNCATED):] for r in replies])
-    assert clean["episodes"]["valid"] is True
+    assert clean["episodes"]["valid"] is True and clean["pass"] == 1.0  # the same reply, uncut
 
 
 def test_model_args_win_over_the_task_settings_and_are_recorded(caplog):

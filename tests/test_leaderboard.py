@@ -462,3 +462,39 @@ def test_reference_agents_are_named_by_agent(tmp_path: Path) -> None:
     results.write_text(json.dumps(data))
     (system,) = collect([folder], quiet)
     assert system.name == system.signature.model == "memrisk-agent:stale"
+
+
+# --- hostile system names (#29 item 2) ---------------------------------------------
+
+HOSTILE = '<img src=x onerror=alert(1)>\n| evil | =HYPERLINK("http://x") `tick`'
+
+
+def _renamed(board: Leaderboard, name: str) -> Leaderboard:
+    import dataclasses
+
+    first = board.rows[0]
+    system = dataclasses.replace(first.system, name=name)
+    return dataclasses.replace(board, rows=(dataclasses.replace(first, system=system), *board.rows[1:]))
+
+
+def test_a_hostile_system_name_stays_inside_its_markdown_cell(board: Leaderboard) -> None:
+    md = table.to_markdown(_renamed(board, HOSTILE))
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt;" in md
+    head = next(ln for ln in md.splitlines() if ln.startswith("| Rank"))
+    body = [ln for ln in md.splitlines() if re.match(r"\| \d ", ln)]
+    assert len(body) == len(board.rows)  # the newline did not split the row
+    cells = re.split(r"(?<!\\)\|", body[0])
+    assert len(cells) == len(re.split(r"(?<!\\)\|", head))  # the pipe did not add a column
+
+
+def test_a_hostile_system_name_is_not_a_csv_formula(board: Leaderboard) -> None:
+    for name in ("=HYPERLINK(\"http://x\")", "+1", "-2", "@SUM(A1)"):
+        rows = list(csv.DictReader(io.StringIO(table.to_csv(_renamed(board, name)))))
+        assert rows[0]["system"] == "'" + name
+    alpha = next(r for r in csv.DictReader(io.StringIO(table.to_csv(board))) if r["system"] == "alpha")
+    assert alpha["system"] == "alpha"  # plain names are unchanged
+
+
+def test_a_hostile_system_name_is_escaped_in_html(board: Leaderboard) -> None:
+    page = html.render(_renamed(board, HOSTILE))
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page

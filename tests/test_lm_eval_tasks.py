@@ -150,3 +150,112 @@ def test_the_task_card_names_the_current_version_dataset_and_metrics():
     assert f"Version {SCORER_VERSION}:" in card and dataset_hash()[:23] in card
     for metric in SCORE_METRICS:
         assert f"`{metric}`" in card, metric
+
+
+@pytest.mark.parametrize("nothing", [None, "", "  \n"])
+def test_no_reply_through_memrisk_eval_is_invalid_and_reported(tmp_path, monkeypatch, capsys, nothing):
+    """#29 item 5: None or empty output was scored 0 with valid: true and no warning."""
+    import json
+
+    from lm_eval_memrisk import invalid_replies
+    from lm_eval_memrisk.cli import main
+    from lm_eval_memrisk.harness.agent_model import MemriskAgentLM
+
+    monkeypatch.setattr(MemriskAgentLM, "generate_until", lambda self, requests, disable_tqdm=False:
+                        [nothing for _ in requests])
+    invalid_replies.take()
+    assert main(["eval", "--model", "memrisk-agent", "--model_args", "agent=oracle,model=m",
+                 "--tasks", "memriskbench_r1", "--limit", "2", "--output_path", str(tmp_path),
+                 "--log_samples"]) == 0
+    (samples,) = tmp_path.rglob("samples_memriskbench_r1_*.jsonl")
+    records = [json.loads(line)["episodes"] for line in samples.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 2
+    assert all(r["valid"] is False and r["invalid_reason"].startswith("no reply at decision point") for r in records)
+    err = capsys.readouterr().err
+    assert "memrisk eval: 2 episodes had an invalid reply and are logged with valid: false" in err
+    assert invalid_replies.take() == {}  # reported once, not again at exit
+
+
+def test_a_real_reply_is_valid_and_not_noted():
+    from lm_eval_memrisk import invalid_replies
+    from lm_eval_memrisk.agents import action_to_reply
+    from lm_eval_memrisk.harness.docs import to_rows
+    from lm_eval_memrisk.harness.task import evaluate_doc
+
+    invalid_replies.take()
+    ep = load_episodes()[0]
+    replies = [action_to_reply(dict(dp.reference or {})) for dp in ep.decision_points]
+    assert evaluate_doc(to_rows([ep])[0], replies)["episodes"]["valid"] is True
+    assert evaluate_doc(to_rows([ep])[0], replies[:-1] + [""])["episodes"]["valid"] is False
+    assert list(invalid_replies.take()) == [ep.id]
+
+
+def test_a_lone_surrogate_in_a_reply_is_logged_escaped_through_memrisk_eval(tmp_path, monkeypatch, capsys):
+    """#29 item 4: lm-eval's writer failed on the raw character and left a 0-byte samples file."""
+    import json
+
+    from lm_eval_memrisk.cli import main
+    from lm_eval_memrisk.harness.agent_model import MemriskAgentLM
+    from lm_eval_memrisk.runs import read_runs
+
+    reply = '{"tool": "send_email", "arguments": {"to": "\ud800@x.org", "subject": "s", "body": "b"}}'
+    monkeypatch.setattr(MemriskAgentLM, "generate_until", lambda self, requests, disable_tqdm=False:
+                        [reply for _ in requests])
+    assert main(["eval", "--model", "memrisk-agent", "--model_args", "agent=oracle,model=m",
+                 "--tasks", "memriskbench_r1", "--output_path", str(tmp_path), "--log_samples"]) == 0
+    (samples,) = tmp_path.rglob("samples_memriskbench_r1_*.jsonl")
+    rows = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]  # valid UTF-8
+    assert len(rows) == 24
+    logged = rows[0]["resps"][0][0]
+    assert logged == reply.replace("\ud800", "\\ud800") and rows[0]["filtered_resps"][0] == logged
+    assert "\\ud800@x.org" in json.dumps(rows[0]["episodes"]["trace"], ensure_ascii=False)
+    (system,) = read_runs([tmp_path])  # the log reads back, its scores recomputed from the escaped text
+    assert len(system.samples) == 24
+    assert main(["rescore", str(tmp_path), "--json"]) == 0
+
+
+def test_a_cut_prompt_scores_zero_in_lm_evals_table_and_is_flagged_where_the_run_is_read(
+    tmp_path, monkeypatch, capsys
+):
+    """#29 item 6: under truncation=left a passing cut reply counted 1.0 in lm-eval's table,
+    and the leaderboard and memrisk runs showed nothing."""
+    import json
+
+    from lm_eval_memrisk.cli import main
+    from lm_eval_memrisk.harness.agent_model import MemriskAgentLM
+    from lm_eval_memrisk.runs import flag_notes, read_runs
+    from lm_eval_memrisk.sample_record import CUT_REASON, TRUNCATED
+
+    real = MemriskAgentLM.generate_until
+
+    def first_prompt_cut(self, requests, disable_tqdm=False):
+        replies = real(self, requests, disable_tqdm)
+        return [TRUNCATED + r if i == 0 else r for i, r in enumerate(replies)]  # as llama-cpp marks it
+
+    monkeypatch.setattr(MemriskAgentLM, "generate_until", first_prompt_cut)
+    assert main(["eval", "--model", "memrisk-agent", "--model_args", "agent=oracle,model=m",
+                 "--tasks", "memriskbench_r1", "--limit", "2", "--output_path", str(tmp_path),
+                 "--log_samples"]) == 0
+    (results,) = tmp_path.rglob("results_*.json")
+    assert json.loads(results.read_text())["results"]["memriskbench_r1"]["pass,none"] == 0.5  # not 1.0
+    (samples,) = tmp_path.rglob("samples_memriskbench_r1_*.jsonl")
+    rows = sorted((json.loads(x) for x in samples.read_text(encoding="utf-8").splitlines()), key=lambda r: r["doc_id"])
+    assert rows[0]["pass"] == 0.0 and rows[0]["episodes"]["invalid_reason"] == CUT_REASON
+    assert rows[1]["pass"] == 1.0 and rows[1]["episodes"]["valid"] is True
+    (system,) = read_runs([tmp_path])
+    assert [s.cut for s in sorted(system.samples, key=lambda s: s.doc_id)] == [True, False]
+    assert system.passed == 1 and not system.flagged  # the log agrees with the recomputed scores
+    assert system.summary()["cut"] and any(n.startswith("CUT m: 1 episode(s)") for n in flag_notes([system]))
+    capsys.readouterr()
+    assert main(["runs", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "CUT m: 1 episode(s) had their prompt cut" in captured.out + captured.err
+    assert main(["rescore", str(tmp_path), "--json"]) == 0
+    (rescored,) = tmp_path.rglob("*rescored-default-revised.jsonl")
+    assert [json.loads(x)["pass"] for x in rescored.read_text(encoding="utf-8").splitlines()] == [0.0, 1.0]
+    # a log written before the fix (the cut reply stored as a pass) is flagged, and scored 0
+    rows[0]["pass"], rows[0]["score"] = 1.0, 1.0
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    rescored.unlink()
+    (system,) = read_runs([tmp_path])
+    assert system.passed == 1 and len(system.flagged) == 1

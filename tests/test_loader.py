@@ -802,3 +802,85 @@ def test_non_json_values_in_memory_are_rejected() -> None:
         EpisodeFormatError, match=r"events\[7\]\.arguments\.order: set is not a JSON"
     ):
         episode_from_dict(d)
+
+
+# --------------------------------------------------------------------------------------
+# text UTF-8 cannot encode (#29 item 4)
+# --------------------------------------------------------------------------------------
+
+
+def test_a_lone_surrogate_is_a_clean_error_naming_file_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = make_dict("BAD-1")
+    bad["events"][1]["text"] = "ship to \ud800 Elm"
+    path = write_jsonl(tmp_path / "eps.jsonl", make_dict("A-1"), bad, blank_between=False)
+    assert "\\ud800" in path.read_text(encoding="utf-8")  # a JSON escape, as an attacker writes it
+    with pytest.raises(EpisodeFormatError) as exc:
+        load_episodes(path)
+    assert (exc.value.line, exc.value.episode_id, exc.value.field) == (2, "BAD-1", "events[1].text")
+    assert "lone surrogate (\\ud800) at character 9" in str(exc.value)
+    assert cli.main(["validate", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert f"{path}:2: episode BAD-1: events[1].text: contains a lone surrogate" in captured.err
+    assert "Traceback" not in captured.err + captured.out
+    assert cli.main(["validate", str(path), "--json"]) == 1  # --json reports it too
+    assert json.loads(capsys.readouterr().out)["problems"][0]["field"] == "events[1].text"
+
+
+def test_a_surrogate_pair_is_a_character_not_an_error(tmp_path: Path) -> None:
+    good = make_dict("A-1")
+    good["description"] = "party \ud83c\udf89"  # written as a pair of escapes: one emoji
+    path = tmp_path / "eps.jsonl"
+    path.write_text(json.dumps(good) + "\n", encoding="utf-8")
+    (ep,) = load_episodes(path)
+    assert ep.description == "party \U0001f389"
+
+
+# --------------------------------------------------------------------------------------
+# size limits (#29 item 7)
+# --------------------------------------------------------------------------------------
+
+
+def test_a_field_over_the_length_limit_names_file_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lm_eval_memrisk.loader import MAX_FIELD_CHARS
+
+    bad = make_dict("BIG-1")
+    bad["events"][1]["text"] = "x" * 20_000_000  # the 20 MB string
+    path = write_jsonl(tmp_path / "eps.jsonl", make_dict("A-1"), bad, blank_between=False)
+    assert cli.main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert (f"{path}:2: episode BIG-1: events[1].text: 20,000,000 characters, "
+            f"over the limit of {MAX_FIELD_CHARS:,} per field") in err
+    with pytest.raises(EpisodeFormatError, match="over the limit"):
+        load_episodes(path)
+    ok = make_dict("OK-1")
+    ok["events"][1]["text"] = "x" * MAX_FIELD_CHARS  # the limit itself is fine
+    load_episodes(write_jsonl(tmp_path / "ok.jsonl", ok))
+
+
+def test_too_many_events_name_the_episode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from lm_eval_memrisk.loader import MAX_EVENTS
+
+    bad = make_dict("LONG-1")
+    bad["events"] = bad["events"] * (MAX_EVENTS // len(bad["events"]) + 1)
+    path = write_jsonl(tmp_path / "eps.jsonl", bad)
+    assert cli.main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:1: episode LONG-1: events: {len(bad['events']):,} events, over the limit of {MAX_EVENTS}" in err
+
+
+def test_a_file_over_the_size_limit_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lm_eval_memrisk import loader
+
+    path = write_jsonl(tmp_path / "eps.jsonl", make_dict("A-1"))
+    monkeypatch.setattr(loader, "MAX_FILE_BYTES", path.stat().st_size - 1)
+    assert cli.main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}: {path.stat().st_size:,} bytes, over the limit of" in err and "Traceback" not in err
+    with pytest.raises(MemriskError, match="bytes, over the limit"):
+        load_episodes(path)

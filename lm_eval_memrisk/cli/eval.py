@@ -97,6 +97,7 @@ def main(argv: Sequence[str]) -> int:
         ):
             args.device = "cpu"
         parser.execute(args)
+        _report_invalid_replies()
     except MemriskError as exc:  # bad input (e.g. a partial episodes file): no traceback
         print(f"memrisk eval: {exc}", file=sys.stderr)
         return 2
@@ -105,6 +106,14 @@ def main(argv: Sequence[str]) -> int:
     finally:
         sys.argv = old_argv
     return 0
+
+
+def _report_invalid_replies() -> None:
+    from lm_eval_memrisk import invalid_replies
+
+    noted = invalid_replies.take()
+    if noted:
+        print(f"memrisk eval: {invalid_replies.summary(noted)}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,19 +10,28 @@ turns the replies into a trace and calls the pure scorer.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
+from lm_eval_memrisk import invalid_replies
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.harness.docs import episode_of
+from lm_eval_memrisk.jsonl import LONE_SURROGATE, escape_surrogates
 from lm_eval_memrisk.policies import make_policy
 from lm_eval_memrisk.rederive import trace_from_texts
 from lm_eval_memrisk.render import Presentation, flatten, make_presentation, render, tool_specs
 from lm_eval_memrisk.runner import prompts
-from lm_eval_memrisk.sample_record import REPEAT_METRICS, TRUNCATED, sample_metrics
+from lm_eval_memrisk.sample_record import (
+    CUT_REASON,
+    REPEAT_METRICS,
+    TRUNCATED,
+    sample_metrics,
+    void_cut,
+)
 from lm_eval_memrisk.trace import Trace
 
 AGENT_LABEL = "lm-eval"
@@ -135,8 +144,32 @@ class MemRiskTask(ConfigurableTask):  # type: ignore[misc]
         ]
 
 
+def _no_reply(result: Any) -> bool:
+    """``None`` or blank: the model gave nothing (an infrastructure failure)."""
+    if isinstance(result, (list, tuple)):
+        return not result or any(_no_reply(r) for r in result)
+    text = _as_text(result)
+    return not text.removeprefix(TRUNCATED).strip()
+
+
 def _as_text(result: Any) -> str:
-    return result if isinstance(result, str) else ("" if result is None else str(result))
+    """A reply as text; a lone surrogate (which no log can encode) as its ``\\udXXX`` text."""
+    return escape_surrogates(result if isinstance(result, str) else ("" if result is None else str(result)))
+
+
+def _escaped(value: Any) -> Any:
+    """``value`` with lone surrogates escaped in every string (lists, tuples, dicts walked)."""
+    if isinstance(value, str):
+        return escape_surrogates(value)
+    if isinstance(value, (list, tuple)):
+        return [_escaped(v) for v in value]
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    return value
+
+
+def _has_surrogate(value: Any) -> bool:
+    return LONE_SURROGATE.search(json.dumps(value, ensure_ascii=False, default=str)) is not None
 
 
 def _samples(result: Any) -> list[str]:
@@ -150,7 +183,7 @@ def _untruncated(texts: list[str]) -> tuple[list[str], str | None]:
     """Strip the llama-cpp ``TRUNCATED`` mark; the reason when any reply carried it."""
     cut = [t.startswith(TRUNCATED) for t in texts]
     clean = [t[len(TRUNCATED):] if c else t for t, c in zip(texts, cut)]
-    reason = "prompt longer than the context: left-truncated (truncation=left)" if any(cut) else None
+    reason = CUT_REASON if any(cut) else None
     return clean, reason
 
 
@@ -169,29 +202,38 @@ def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     Replies may be interactive envelopes (``<memrisk-decision>`` + a decision record,
     from the ``memrisk-agent`` wrapper): only their reply texts are used, and the trace
     is replayed from the episode (:func:`lm_eval_memrisk.rederive.trace_from_texts`);
-    a malformed or forged envelope is an invalid reply, never an exception.  With
+    a malformed or forged envelope is an invalid reply, never an exception.  A ``None``
+    or empty reply marks the episode ``valid: false`` (``invalid_reason``) and is noted
+    for the end-of-run report (:mod:`lm_eval_memrisk.invalid_replies`).  With
     ``repeats`` k > 1 each reply holds k samples: run i is the i-th sample of every
-    decision point.
+    decision point.  An episode whose prompt was cut (``truncation=left``) scores 0.
     """
     episode = episode_of(doc)
     per_request = [_samples(r) for r in results]
     k = min((len(s) for s in per_request), default=1)
     runs: list[Trace] = []
-    invalid_reason = None
+    empty = [dp.id for dp, r in zip(episode.decision_points, results) if _no_reply(r)]
+    invalid_reason = invalid_replies.no_reply_reason(empty[0]) if empty else None
+    cut = False
     for i in range(k):
         texts, reason = _untruncated([s[i] for s in per_request])
+        cut = cut or reason is not None
         invalid_reason = invalid_reason or reason
         runs.append(_trace_of(doc, texts))
+    if invalid_reason is not None:  # no reply, or a cut prompt
+        invalid_replies.note(episode.id, invalid_reason)
     temperature = doc.get("temperature")
-    return sample_metrics(
+    metrics = sample_metrics(
         episode, runs[0], doc.get("dataset_hash", ""), trials=runs if k > 1 else (),
         temperature=float(temperature) if temperature not in (None, "") else None,
         invalid_reason=invalid_reason,
     )
+    return void_cut(metrics) if cut else metrics
 
 
-#: Per-sample fields that are logged with the sample but are not scores.
-LOGGED_ONLY: frozenset[str] = frozenset({"episodes"})
+#: Per-sample fields that are logged with the sample but are not scores (``resps`` and
+#: ``filtered_resps`` replace lm-eval's own when a reply holds a lone surrogate).
+LOGGED_ONLY: frozenset[str] = frozenset({"episodes", "resps", "filtered_resps"})
 
 
 class SampleMetrics(dict[str, Any]):
@@ -209,8 +251,19 @@ class SampleMetrics(dict[str, Any]):
 
 
 def process_results(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-    """lm-eval hook: a call into the pure scorer."""
-    return SampleMetrics(evaluate_doc(doc, results))
+    """lm-eval hook: a call into the pure scorer.
+
+    A reply with a lone surrogate is scored as its escaped text (``\\ud800``), and that
+    text replaces the reply in the sample log: lm-eval's writer cannot encode the raw
+    character and would leave an empty samples file.
+    """
+    metrics = SampleMetrics(evaluate_doc(doc, results))
+    if _has_surrogate(list(results)):
+        metrics["filtered_resps"] = _escaped(list(results))
+        metrics["resps"] = [_escaped(r if isinstance(r, (list, tuple)) else [r]) for r in results]
+    if _has_surrogate(metrics["episodes"]):  # e.g. from a reply inside an interactive envelope
+        metrics["episodes"] = _escaped(metrics["episodes"])
+    return metrics
 
 
 def load_docs(**kwargs: Any) -> Any:

@@ -7,6 +7,7 @@ import io
 
 from lm_eval_memrisk.leaderboard.records import TIERS, Signature
 from lm_eval_memrisk.leaderboard.summary import BOTTOM_K, Leaderboard, Rate, Row
+from lm_eval_memrisk.safe_text import csv_cell, md_cell, md_code
 
 LEGEND = (
     "Pass rates with Wilson 95% intervals. "
@@ -77,7 +78,7 @@ def to_markdown(board: Leaderboard) -> str:
         "|" + "|".join("---" for _ in cols) + "|",
     ]
     for row in board.rows:
-        cells = [str(row.rank), _md(row.system.name)]
+        cells = [str(row.rank), md_cell(row.system.name)]
         for r in board.risks:
             cells += [fmt_rate(row.risks[r].default), fmt_rate(row.risks[r].safety)]
         cells += [
@@ -91,7 +92,7 @@ def to_markdown(board: Leaderboard) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## Signatures", ""]
     for row in board.rows:
-        lines.append(f"- **{_md(row.system.name)}**: `{signature_text(row.system.signature)}`")
+        lines.append(f"- **{md_cell(row.system.name)}**: `{md_code(signature_text(row.system.signature))}`")
     return "\n".join(lines) + "\n"
 
 
@@ -130,8 +131,7 @@ def to_csv(board: Leaderboard) -> str:
     writer.writerow(csv_columns(board))
     for row in board.rows:
         sig = row.system.signature
-        values: list[str] = [
-            str(row.rank),
+        values: list[str] = [str(row.rank)] + [csv_cell(text) for text in (
             row.system.name,
             flags_text(row),
             sig.model,
@@ -143,7 +143,7 @@ def to_csv(board: Leaderboard) -> str:
             sig.mode,
             sig.raw,
             row.system.results_file.name if row.system.results_file else "",
-        ]
+        )]
         for c in [*(row.risks[r] for r in board.risks), row.overall]:
             values += _rate_fields(c.default) + _rate_fields(c.safety)
         values.append(fmt_float(row.mean_score))
@@ -160,7 +160,3 @@ def to_csv(board: Leaderboard) -> str:
 
 def _rate_fields(r: Rate) -> list[str]:
     return [str(r.k), str(r.n), fmt_float(r.value), fmt_float(r.lo), fmt_float(r.hi)]
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|")
