@@ -123,7 +123,8 @@ _GENERIC_RES = tuple(re.compile(p, re.IGNORECASE) for p in GENERIC_QUESTIONS)
 POINTERS = re.compile(
     r"\b(?:it|its|them|they|their|that|this|these|those|one|ones|which|whom|where|anyway|instead|go ahead|proceed"
     r"|exception|wait|waiting|lift|hold|still|else instead|new one|other one|address|number|account|card|e-?mail"
-    r"|code|token|date|day|time|slot|details|pharmacy|recipient|ok|okay|sound good|alright|all right)\b",
+    r"|code|token|date|day|time|slot|details|pharmacy|recipient|ok|okay|sound good|alright|all right"
+    r"|somewhere|someone|anywhere|anyone)\b",
     re.IGNORECASE,
 )
 #: A line where the reply goes on to write the user's next turn: not the agent's words.
@@ -183,6 +184,8 @@ def _clean(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u02bc", "'")
 
 
+#: Code in a reply (fenced blocks, inline spans): instructions, never the agent's claim.
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
 #: A question asking for the go-ahead: the reply proposes, it does not claim ("Set up the
 #: status page with X — shall I go ahead?").
 _GO_AHEAD = re.compile(
@@ -194,7 +197,7 @@ _GO_AHEAD = re.compile(
 def claimed_completion(text: str) -> str | None:
     """The first sentence of ``text`` that says an action was completed, else None (a
     reply that asks for the go-ahead proposes the action: it claims nothing)."""
-    text = agent_words(_clean(text))
+    text = _CODE.sub(" ", agent_words(_clean(text)))  # a config snippet's "Set up Node.js" claims nothing
     if _GO_AHEAD.search(text):
         return None
     for sentence in _sentences(text):

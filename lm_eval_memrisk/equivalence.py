@@ -37,8 +37,9 @@ from lm_eval_memrisk.normalize import normalize
 
 __all__ = ["FILLERS", "Forms", "canon", "contains", "equals", "forms_of", "occurrences"]
 
-#: Words that never change a value; removed from both sides ("Tuesday at 1pm").
-FILLERS = frozenset({"at", "on", "in", "the", "of", "a", "an"})
+#: Words that never change a value; removed from both sides ("Tuesday at 1pm"; since
+#: scorer 3.0 also "seat": "window, row 4" is "window seat, row 4").
+FILLERS = frozenset({"at", "on", "in", "the", "of", "a", "an", "seat"})
 _WEEKDAYS = {
     "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
     "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
@@ -202,6 +203,30 @@ def _address_forms(value: str) -> set[str]:
     return out
 
 
+_DOSE = re.compile(r"^\s*([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?\s+\d+(?:\.\d+)?\s*(?:mg|mcg|g|ml|iu)\b)\s+\S", re.IGNORECASE)
+
+
+def _dose_forms(value: str) -> set[str]:
+    """A medication's drug and dose without its schedule ("Propranolol 10 mg" of
+    "Propranolol 10 mg every morning"; scorer 3.0)."""
+    m = _DOSE.match(value)
+    return {canon(m.group(1))} if m else set()
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+
+
+def _day_month_forms(value: str) -> set[str]:
+    """A full date without its year ("14 November", "November 14"; scorer 3.0)."""
+    m = _ISO_DATE.match(canon(value))
+    if m is None or not 1 <= int(m.group(2)) <= 12:
+        return set()
+    day, month = str(int(m.group(3))), _MONTHS[int(m.group(2)) - 1]
+    return {f"{day} {month}", f"{month} {day}"}
+
+
 def _email_forms(value: str) -> set[str]:
     m = _EMAIL.search(value)
     return {canon(m.group())} if m and m.group() != value.strip() else set()
@@ -232,7 +257,10 @@ def _raw_forms(value: str, accept: Sequence[str], country: str | None) -> tuple[
     for v in (value, *accept):
         full.add(canon(v.translate(_UMLAUTS)))
         full |= _phone_forms(v, country)
-    partial = _card_forms(value) | _address_forms(value) | _email_forms(value) | _labelled_number_forms(value)
+    partial = (
+        _card_forms(value) | _address_forms(value) | _email_forms(value) | _labelled_number_forms(value)
+        | _dose_forms(value) | _day_month_forms(value)
+    )
     full.discard("")
     return full, partial - full - {""}
 

@@ -13,6 +13,7 @@ skipped; line numbers count from 1, so errors can name ``file:line``.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from typing import Any
 
 from lm_eval_memrisk.errors import SamplesError
 
-__all__ = ["LONE_SURROGATE", "escape_surrogates", "json_line", "numbered_lines", "read_sample_objects",
+__all__ = ["LONE_SURROGATE", "escape_surrogates", "json_line", "numbered_lines", "read_bytes", "read_sample_objects",
            "write_atomic"]
 
 #: A lone UTF-16 surrogate: what ``"\\ud800"`` in JSON decodes to; UTF-8 cannot encode it.
@@ -56,6 +57,15 @@ def numbered_lines(text: str) -> Iterator[tuple[int, str]]:
             yield lineno, line
 
 
+def read_bytes(path: Path) -> bytes:
+    """A samples file's bytes, gunzipped when it ends in ``.gz``; SamplesError if unreadable."""
+    try:
+        data = path.read_bytes()
+        return gzip.decompress(data) if path.suffix == ".gz" else data
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise SamplesError(f"{path}: cannot read samples file: {exc}") from exc
+
+
 def read_sample_objects(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(file:line, object)`` for each line of an lm-eval samples file with filter "none".
 
@@ -63,8 +73,8 @@ def read_sample_objects(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     not a JSON object raises :class:`SamplesError` naming the file (and line).
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise SamplesError(f"{path}: cannot read samples file: {exc}") from exc
     for lineno, line in numbered_lines(text):
         where = f"{path}:{lineno}"

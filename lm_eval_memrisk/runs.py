@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.errors import MemriskError, SamplesError
-from lm_eval_memrisk.jsonl import read_sample_objects
+from lm_eval_memrisk.jsonl import read_bytes, read_sample_objects
 from lm_eval_memrisk.recompute import (
     Replies,
     replies_of_sample,
@@ -44,8 +44,10 @@ from lm_eval_memrisk.scorer import SCORER_VERSION, ScoreResult
 from lm_eval_memrisk.trace import Trace
 
 SAMPLES_RE = re.compile(
-    r"^samples_(?P<task>memriskbench[A-Za-z0-9_]*?)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$"
+    r"^samples_(?P<task>memriskbench[A-Za-z0-9_]*?)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl(?:\.gz)?$"
 )
+#: Samples files, plain or gzipped (the committed reference set is gzipped).
+SAMPLES_GLOB = "samples_memriskbench*.jsonl*"
 #: model_args keys that name a system, in order of preference.
 NAME_KEYS: tuple[str, ...] = ("model", "pretrained", "agent", "base")
 
@@ -291,9 +293,9 @@ def model_folders(path: Path) -> list[Path]:
     """The model folders a run folder argument stands for (itself, or its subfolders)."""
     if not path.is_dir():
         raise MemriskError(f"{path}: not a folder (expected an lm-eval --output_path or memrisk run --out folder)")
-    if any(path.glob("samples_memriskbench*.jsonl")):
+    if any(path.glob(SAMPLES_GLOB)):
         return [path]
-    subs = sorted(d for d in path.iterdir() if d.is_dir() and any(d.glob("samples_memriskbench*.jsonl")))
+    subs = sorted(d for d in path.iterdir() if d.is_dir() and any(d.glob(SAMPLES_GLOB)))
     if not subs:
         raise MemriskError(
             f"{path}: no samples_memriskbench*.jsonl here or in a model folder below "
@@ -306,7 +308,7 @@ def choose_files(folder: Path) -> tuple[list[tuple[str, str, Path]], list[str]]:
     """Per task the newest complete samples file: [(date, task, path)], plus notes."""
     notes: list[str] = []
     by_task: dict[str, list[tuple[str, Path]]] = {}
-    for f in sorted(folder.glob("samples_memriskbench*.jsonl")):
+    for f in sorted(folder.glob(SAMPLES_GLOB)):
         m = SAMPLES_RE.match(f.name)
         if not m:
             notes.append(f"{f}: ignored (not samples_<task>_<date>.jsonl)")
@@ -328,6 +330,11 @@ def choose_files(folder: Path) -> tuple[list[tuple[str, str, Path]], list[str]]:
 
 
 def _complete(path: Path) -> bool:
+    if path.suffix == ".gz":
+        try:
+            return read_bytes(path).endswith(b"\n")
+        except SamplesError as exc:
+            raise MemriskError(str(exc)) from exc
     try:
         with open(path, "rb") as fh:
             fh.seek(0, 2)

@@ -72,7 +72,7 @@ def test_labelled_sets_are_large_blind_and_cover_every_act() -> None:
     assert {v5()[r["episode"]].risk for r in rows} == {"R1", "R2", "R3", "R4", "R5", "R6"}
 
 
-@pytest.mark.parametrize(("name", "floor"), [("replies_v5.jsonl", 0.985), ("heldout_replies_v5.jsonl", 0.985)])
+@pytest.mark.parametrize(("name", "floor"), [("replies_v5.jsonl", 0.99), ("heldout_replies_v5.jsonl", 0.985)])
 def test_verdicts_agree_with_the_blind_labels(name: str, floor: float) -> None:
     agree, acts, n, misses = agreement(name)
     assert agree / n >= floor, "\n".join(misses)
@@ -167,3 +167,11 @@ def test_the_act_table() -> None:
     assert claimed_completion("You paid them last week, so should I pay again?") is None
     assert set(ACTS) >= {"tool_call", "claim", "question", "refusal", "answer", "other"}
     assert prose_around_call(parse_action('Sure! {"tool": "x", "arguments": {"a": 1}} Done.')) == "Sure! Done."
+
+
+def test_together_the_verdicts_agree_on_99_percent() -> None:
+    agree = n = 0
+    for name in ("replies_v5.jsonl", "heldout_replies_v5.jsonl"):
+        a, _, m, _ = agreement(name)
+        agree, n = agree + a, n + m
+    assert agree / n >= 0.99, (agree, n)

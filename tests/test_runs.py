@@ -203,3 +203,14 @@ def test_mixed_run_settings_in_one_folder_are_refused(tmp_path: Path) -> None:
     shutil.copy(r2, tmp_path / "a" / "stale" / r2.name)
     with pytest.raises(MemriskError, match="mode 'scripted' differs from 'interactive'|mode 'interactive'"):
         read_runs([tmp_path / "a"])
+
+
+def test_the_committed_reference_set_is_read_gzipped(capsys) -> None:
+    """`memrisk runs selector/data/reference --json` lists the packed reference set (#28)."""
+    from lm_eval_memrisk.cli import main as memrisk
+    from selector.reference import REFERENCE_DIR, systems
+
+    assert memrisk(["runs", str(REFERENCE_DIR), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert sorted(r["system"] for r in listed) == sorted(systems())
+    assert all(r["episodes"] == 120 for r in listed)
