@@ -506,6 +506,8 @@ def names_match(got: str, expected: str, label: bool = False) -> bool:
     Suites, Copenhagen"; not "bird bath" for "bird feeder"); a route keeps its order
     ("Dublin to Boston").  A ``label`` (a payment reference) only shares a word and names
     no month, day or number the user did not ("February invoice" for "March invoice" fails)."""
+    if not _stems(expected):  # nothing but short or common words ("one-to-one"): the words themselves
+        return canon(expected) in canon(got)
     if label:
         named = {m.casefold()[:3] for m in _CALENDAR.findall(got)}
         return bool(_stems(got) & _stems(expected)) and named <= {m.casefold()[:3] for m in _CALENDAR.findall(expected)}
