@@ -15,7 +15,9 @@ Every command that reads logged samples (``runs``, ``select``, ``stats``, ``repo
   over its tasks; an episode logged by several tasks counts once, from the newest file.
 * Rankings need the whole episode set (:func:`standings`, the one rule the leaderboard,
   ``select`` and ``stats`` share): a system is ranked only when it holds every
-  main-track episode of the comparison; otherwise it is *incomplete (n/N)*.
+  main-track episode of the comparison; otherwise it is *incomplete (n/N)*.  The
+  comparison is the whole main track, or, when no listed system ran all of it, the
+  union of what they ran (status ``subset (n/N)``).
 * Every sample's episode is verified: its ``dataset_hash`` must be a known dataset (the
   packaged ``data/episodes_*.jsonl``, or a file given with ``--episodes``), its id must
   be in it and its ``doc.episode_json`` must equal that episode.  A mismatch is refused
@@ -504,15 +506,22 @@ class Standing:
     missing: tuple[str, ...]
 
     @property
-    def complete(self) -> bool:
+    def ranked(self) -> bool:
+        """It holds every main-track episode of the comparison (and at least one)."""
         return not self.missing and self.have > 0
 
     @property
+    def complete(self) -> bool:
+        """Ranked on the whole main track of the dataset."""
+        return self.ranked and self.need == self.track
+
+    @property
     def status(self) -> str:
-        """``complete``, ``complete (subset 15/120)`` or ``incomplete (n/N)``."""
-        if not self.complete:
+        """``complete``, ``subset (n/N)`` (ranked on the subset every listed system ran,
+        none having run the whole track) or ``incomplete (n/N)`` (never ranked)."""
+        if not self.ranked:
             return f"incomplete ({self.have}/{self.need})"
-        return "complete" if self.need == self.track else f"complete (subset {self.need}/{self.track})"
+        return "complete" if self.complete else f"subset ({self.need}/{self.track})"
 
     def refusal(self) -> str:
         """The message a command refusing this system prints."""
@@ -527,8 +536,8 @@ def standings(systems: Sequence[SystemLog], known: Mapping[str, KnownDataset] | 
     The comparison set is every main-track (R1-R5) episode of the dataset; when no
     listed system ran all of them (a declared subset, e.g. ``memriskbench_subset20`` or
     ``--tasks memriskbench_r1``), it is every main-track episode any listed system ran,
-    and the status says ``subset``.  A system missing any episode of the comparison is
-    ``incomplete (n/N)`` and never ranked.
+    and the status says ``subset (n/N)``.  A system missing any episode of the comparison
+    is ``incomplete (n/N)`` and never ranked.
     """
     known = known if known is not None else known_datasets()
     held = {s.name: {x.episode_id for x in s.samples if x.episode.track == MAIN_TRACK} for s in systems}
@@ -550,7 +559,7 @@ def standings(systems: Sequence[SystemLog], known: Mapping[str, KnownDataset] | 
 def standing_notes(table: Mapping[str, Standing]) -> list[str]:
     """One ``INCOMPLETE`` line per system that is not ranked."""
     return [f"INCOMPLETE {st.system}: {st.status}, not ranked (missing e.g. {', '.join(st.missing[:3])})"
-            for st in table.values() if not st.complete]
+            for st in table.values() if not st.ranked]
 
 
 def _setting(sample: LoggedSample, attr: str) -> str:

@@ -212,7 +212,7 @@ def load_systems(
     systems = read_runs(runs, episodes)
     notes = flag_notes(systems) + [n for s in systems for n in s.notes]
     table = standings(systems, known_datasets(episodes))
-    refused = [(s.dir, table[s.name]) for s in systems if not table[s.name].complete]
+    refused = [(s.dir, table[s.name]) for s in systems if not table[s.name].ranked]
     if refused:
         raise SamplesError("; ".join(f"{d}: {st.refusal()}" for d, st in refused) + "; refusing to build a pass matrix")
     return {s.name: rows_of(s, VARIANTS[variant]) for s in systems}, notes

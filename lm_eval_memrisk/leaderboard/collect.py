@@ -57,7 +57,7 @@ def collect(
     table = standings(logs, known_datasets(episodes))
     for note in flag_notes(logs) + [n for s in logs for n in s.notes] + standing_notes(table):
         warn(note)
-    systems = [replace(system_run(s), status=table[s.name].status, ranked=table[s.name].complete) for s in logs]
+    systems = [replace(system_run(s), status=table[s.name].status, ranked=table[s.name].ranked) for s in logs]
     _warn_on_differences(systems, warn)
     return sorted(systems, key=lambda s: s.name)
 

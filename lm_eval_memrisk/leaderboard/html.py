@@ -24,6 +24,7 @@ from lm_eval_memrisk.leaderboard.table import (
     fmt_rate,
     header,
     signature_text,
+    subset_text,
 )
 
 CSS = """
@@ -123,6 +124,7 @@ def render(board: Leaderboard, figures: Mapping[str, bytes] | None = None) -> st
             f"{len(board.rows)} systems. {escape(LEGEND)} "
             "Cells: pass rate, Wilson 95% interval, passes/episodes. Click a column header to sort.</p>"
         ),
+        f'<p class="meta subset">{escape(subset_text(board))}</p>' if subset_text(board) else "",
         '<div class="wrap">',
         _table(board, slugs),
         "</div>",

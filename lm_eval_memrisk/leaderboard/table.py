@@ -74,6 +74,7 @@ def to_markdown(board: Leaderboard) -> str:
             "Cells read `passes/episodes rate [lo, hi]`."
         ),
         "",
+        *([subset_text(board), ""] if subset_text(board) else []),
         "| " + " | ".join(cols) + " |",
         "|" + "|".join("---" for _ in cols) + "|",
     ]
@@ -100,6 +101,15 @@ def to_markdown(board: Leaderboard) -> str:
 INCOMPLETE_TITLE = "Incomplete (not ranked)"
 INCOMPLETE_TEXT = ("These systems miss episodes of the comparison (the whole main track R1-R5, or the subset "
                    "every listed system ran): they are never ranked. Rates are over the episodes read.")
+
+
+def subset_text(board: Leaderboard) -> str:
+    """A warning when the ranking is over a subset of the main track (else empty)."""
+    subset = next((r.system.status for r in board.rows if r.system.status.startswith("subset")), None)
+    if subset is None:
+        return ""
+    return (f"Ranked on a subset: no listed system ran the whole main track; every ranked system holds the "
+            f"same {subset.removeprefix('subset ').strip('()')} episodes.")
 
 
 def incomplete_markdown(board: Leaderboard) -> list[str]:
