@@ -96,7 +96,12 @@ def test_cherry_picked_stale_agent_is_listed_incomplete_never_ranked_first(
     assert "Incomplete (not ranked)" in html and f"incomplete ({passes}/120)" in html
     capsys.readouterr()
 
-    # select and stats refuse it, naming it the same way
+    # runs and report say so; select and stats refuse it, naming it the same way
+    assert main(["runs", *runs, "--json"]) == 0
+    assert {x["system"]: x["status"] for x in json.loads(capsys.readouterr().out)} == {
+        "stale": f"incomplete ({passes}/120)", "leaky": "complete", "careful": "complete"}
+    assert main(["report", *runs, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"]["stale"] == f"incomplete ({passes}/120)"
     assert main(["select", *runs, "--out", str(tmp_path / "sel"), "--no-plots", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert f"system 'stale' is incomplete ({passes}/120)" in err and "leaky" not in err
