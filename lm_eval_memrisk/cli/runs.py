@@ -18,7 +18,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_memrisk.runs import flag_notes, known_datasets, read_runs, standing_notes, standings
+    from lm_eval_memrisk.runs import (
+        flag_notes,
+        known_datasets,
+        read_runs,
+        standing_notes,
+        standings,
+    )
 
     systems = read_runs(args.runs, args.episodes)
     table = standings(systems, known_datasets(args.episodes))
