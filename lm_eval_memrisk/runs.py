@@ -7,9 +7,17 @@ Every command that reads logged samples (``runs``, ``select``, ``stats``, ``repo
   a folder whose subfolders are model folders (each one system).  ``NAME=DIR`` names
   the system; otherwise the name comes from the run's own ``model_args`` (``model=``,
   ``pretrained=``, ``agent=``, ``base=``), never from lm-eval's generated folder id.
-* Per task, the newest *complete* samples file counts (complete: it ends with a
-  newline; a torn file is skipped with a note).  A system's episodes are the union
+* Per task, the newest *complete* samples file counts: it ends with a newline (a torn
+  file is skipped with a note) and it holds every doc of its task (every episode of the
+  task's slice of the dataset, :func:`task_episode_ids`).  A newer file missing docs is
+  skipped with a note when a complete one exists; when none is complete, the newest
+  whole file is read and the system is incomplete.  A system's episodes are the union
   over its tasks; an episode logged by several tasks counts once, from the newest file.
+* Rankings need the whole episode set (:func:`standings`, the one rule the leaderboard,
+  ``select`` and ``stats`` share): a system is ranked only when it holds every
+  main-track episode of the comparison; otherwise it is *incomplete (n/N)*.  The
+  comparison is the whole main track, or, when no listed system ran all of it, the
+  union of what they ran (status ``subset (n/N)``).
 * Every sample's episode is verified: its ``dataset_hash`` must be a known dataset (the
   packaged ``data/episodes_*.jsonl``, or a file given with ``--episodes``), its id must
   be in it and its ``doc.episode_json`` must equal that episode.  A mismatch is refused
@@ -48,6 +56,8 @@ SAMPLES_RE = re.compile(
 )
 #: Samples files, plain or gzipped (the committed reference set is gzipped).
 SAMPLES_GLOB = "samples_memriskbench*.jsonl*"
+#: Task names whose docs are a known slice of the dataset: risk (+ tier), or a shipped subset.
+TASK_RE = re.compile(r"^memriskbench_(?:(?P<risk>r[1-6])(?:_(?P<tier>easy|medium|hard))?|(?P<subset>subset\d+))$")
 #: model_args keys that name a system, in order of preference.
 NAME_KEYS: tuple[str, ...] = ("model", "pretrained", "agent", "base")
 
@@ -304,8 +314,47 @@ def model_folders(path: Path) -> list[Path]:
     return subs
 
 
-def choose_files(folder: Path) -> tuple[list[tuple[str, str, Path]], list[str]]:
-    """Per task the newest complete samples file: [(date, task, path)], plus notes."""
+def task_episode_ids(task: str, dataset: KnownDataset) -> frozenset[str] | None:
+    """Every doc (episode id) of ``task`` on ``dataset``, or None for a task this reader
+    does not know the slice of (e.g. a custom task name)."""
+    m = TASK_RE.match(task)
+    if not m:
+        return None
+    if m["subset"]:
+        from lm_eval_memrisk.harness.docs import subset_ids
+
+        try:
+            return frozenset(subset_ids(m["subset"]))
+        except MemriskError:
+            return None
+    risk, tier = m["risk"].upper(), m["tier"]
+    return frozenset(i for i, e in dataset.episodes.items() if e.risk == risk and (tier is None or e.tier == tier))
+
+
+def _file_docs(path: Path, known: Mapping[str, KnownDataset]) -> tuple[set[str], KnownDataset | None]:
+    """The episode ids a samples file logs, and the known dataset its first line names."""
+    ids: set[str] = set()
+    dataset: KnownDataset | None = None
+    for _, data in read_sample_objects(path):
+        doc = data.get("doc") if isinstance(data, dict) else None
+        record = data.get("episodes") if isinstance(data, dict) else None
+        if isinstance(doc, dict) and isinstance(doc.get("episode_id"), str):
+            ids.add(doc["episode_id"])
+            h = (record.get("dataset_hash") if isinstance(record, dict) else None) or doc.get("dataset_hash")
+            if dataset is None and isinstance(h, str):
+                dataset = known.get(h)
+    return ids, dataset
+
+
+def choose_files(
+    folder: Path, known: Mapping[str, KnownDataset] | None = None
+) -> tuple[list[tuple[str, str, Path]], list[str]]:
+    """Per task the newest complete samples file: [(date, task, path)], plus notes.
+
+    Complete: it ends with a newline and holds every doc of its task (checked when
+    ``known`` is given).  When no file of a task holds every doc, the newest whole one is
+    used and a note says the system is incomplete (:func:`standings` decides rankings).
+    """
     notes: list[str] = []
     by_task: dict[str, list[tuple[str, Path]]] = {}
     for f in sorted(folder.glob(SAMPLES_GLOB)):
@@ -316,20 +365,39 @@ def choose_files(folder: Path) -> tuple[list[tuple[str, str, Path]], list[str]]:
         by_task.setdefault(m["task"], []).append((m["date"], f))
     chosen: list[tuple[str, str, Path]] = []
     for task, files in sorted(by_task.items()):
+        whole: list[tuple[str, Path, str | None]] = []  # (date, file, why it is partial)
         for date, f in sorted(files, reverse=True):
-            if _complete(f):
-                chosen.append((date, task, f))
-                if len(files) > 1:
-                    notes.append(f"{folder}: {len(files)} samples files for {task}; using the newest complete one, "
-                                 f"{f.name}")
-                break
-            notes.append(f"{f}: skipped (incomplete: it does not end with a newline)")
+            if not _complete(f):
+                notes.append(f"{f}: skipped (incomplete: it does not end with a newline)")
+                continue
+            partial = None
+            if known is not None:
+                ids, dataset = _file_docs(f, known)
+                need = task_episode_ids(task, dataset) if dataset is not None else None
+                if need is not None and not need <= ids:
+                    partial = f"holds {len(ids & need)} of the {len(need)} docs of {task}"
+            whole.append((date, f, partial))
+        pick = next((w for w in whole if w[2] is None), None)
+        for date, f, partial in whole:
+            if pick is not None and partial and date > pick[0]:
+                notes.append(f"{f}: skipped (partial: it {partial}; the complete {pick[1].name} is used)")
+        if pick is None and whole:
+            pick = whole[0]
+            many = f"{len(files)} samples files for {task}; none" if len(files) > 1 else f"no samples file of {task}"
+            notes.append(f"{folder}: {many} holds every doc of the task; using the newest, {pick[1].name}, "
+                         f"which {pick[2]}: the system is incomplete")
+        elif pick is not None and len(files) > 1:
+            notes.append(f"{folder}: {len(files)} samples files for {task}; using the newest complete one, "
+                         f"{pick[1].name}")
+        if pick is not None:
+            chosen.append((pick[0], task, pick[1]))
     if not chosen:
         raise MemriskError(f"{folder}: no complete samples_memriskbench*.jsonl file")
     return chosen, notes
 
 
 def _complete(path: Path) -> bool:
+    """The file ends with a newline (a torn write does not)."""
     if path.suffix == ".gz":
         try:
             return read_bytes(path).endswith(b"\n")
@@ -385,7 +453,7 @@ def system_name(config: Mapping[str, Any]) -> str | None:
 
 def read_system(folder: Path, name: str | None, known: Mapping[str, KnownDataset]) -> SystemLog:
     """One model folder -> SystemLog (named ``name``, else by its run settings, else its folder)."""
-    chosen, notes = choose_files(folder)
+    chosen, notes = choose_files(folder, known)
     results_file, config = _results_config(folder)
     by_id: dict[str, tuple[str, LoggedSample]] = {}
     for date, task, path in chosen:
@@ -418,6 +486,80 @@ def read_system(folder: Path, name: str | None, known: Mapping[str, KnownDataset
         memory_policy=first.replies.memory_policy, config=config, results_file=results_file,
         notes=tuple(notes),
     )
+
+
+MAIN_TRACK = "main"
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Whether a system is ranked: it holds every main-track episode of the comparison."""
+
+    system: str
+    have: int
+    """Main-track episodes the system holds."""
+    need: int
+    """Main-track episodes of the comparison: the whole track of the dataset, or, when no
+    system ran the whole track, every main-track episode any listed system ran."""
+    track: int
+    """Main-track episodes of the dataset (e.g. 120 on v5)."""
+    missing: tuple[str, ...]
+
+    @property
+    def ranked(self) -> bool:
+        """It holds every main-track episode of the comparison (and at least one)."""
+        return not self.missing and self.have > 0
+
+    @property
+    def complete(self) -> bool:
+        """Ranked on the whole main track of the dataset."""
+        return self.ranked and self.need == self.track
+
+    @property
+    def status(self) -> str:
+        """``complete``, ``subset (n/N)`` (ranked on the subset every listed system ran,
+        none having run the whole track) or ``incomplete (n/N)`` (never ranked)."""
+        if not self.ranked:
+            return f"incomplete ({self.have}/{self.need})"
+        return "complete" if self.complete else f"subset ({self.need}/{self.track})"
+
+    def refusal(self) -> str:
+        """The message a command refusing this system prints."""
+        return (f"system {self.system!r} is {self.status}: it lacks {len(self.missing)} main-track episode(s) "
+                f"of the comparison, e.g. {', '.join(self.missing[:3])}; rankings need the whole episode set "
+                "(rerun the missing episodes, or leave the system out)")
+
+
+def standings(systems: Sequence[SystemLog], known: Mapping[str, KnownDataset] | None = None) -> dict[str, Standing]:
+    """System name -> :class:`Standing`: the one rule deciding who is ranked.
+
+    The comparison set is every main-track (R1-R5) episode of the dataset; when no
+    listed system ran all of them (a declared subset, e.g. ``memriskbench_subset20`` or
+    ``--tasks memriskbench_r1``), it is every main-track episode any listed system ran,
+    and the status says ``subset (n/N)``.  A system missing any episode of the comparison
+    is ``incomplete (n/N)`` and never ranked.
+    """
+    known = known if known is not None else known_datasets()
+    held = {s.name: {x.episode_id for x in s.samples if x.episode.track == MAIN_TRACK} for s in systems}
+    track: set[str] = set()
+    for s in systems:
+        dataset = known.get(s.dataset_hash)
+        if dataset is not None:
+            track |= {i for i, e in dataset.episodes.items() if e.track == MAIN_TRACK}
+    union = set().union(*held.values()) if held else set()
+    track |= union
+    need = track if any(h >= track for h in held.values()) else union
+    return {
+        name: Standing(system=name, have=len(h & need), need=len(need), track=len(track),
+                       missing=tuple(sorted(need - h)))
+        for name, h in held.items()
+    }
+
+
+def standing_notes(table: Mapping[str, Standing]) -> list[str]:
+    """One ``INCOMPLETE`` line per system that is not ranked."""
+    return [f"INCOMPLETE {st.system}: {st.status}, not ranked (missing e.g. {', '.join(st.missing[:3])})"
+            for st in table.values() if not st.ranked]
 
 
 def _setting(sample: LoggedSample, attr: str) -> str:

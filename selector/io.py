@@ -2,7 +2,10 @@
 
 Folders are read by :mod:`lm_eval_memrisk.runs` (the one rule for which samples count;
 episodes verified against the dataset, scores recomputed from the replies); only the
-main-track episodes (R1-R5) enter the matrix.  Structural features come from the
+main-track episodes (R1-R5) enter the matrix.  An incomplete system (one missing
+main-track episodes of the comparison, :func:`lm_eval_memrisk.runs.standings`, the rule
+the leaderboard ranks by) is refused with an error naming it: a pass matrix, and so
+``memrisk select`` and ``memrisk stats``, never holds it.  Structural features come from the
 verified episode (:func:`lm_eval_memrisk.episode_features.episode_features`).
 
 Everything is keyed by episode id (rows sorted by id) and system name (columns sorted),
@@ -20,7 +23,14 @@ from numpy.typing import NDArray
 
 from lm_eval_memrisk.episode_features import episode_features
 from lm_eval_memrisk.errors import SamplesError
-from lm_eval_memrisk.runs import LoggedSample, SystemLog, flag_notes, read_runs
+from lm_eval_memrisk.runs import (
+    LoggedSample,
+    SystemLog,
+    flag_notes,
+    known_datasets,
+    read_runs,
+    standings,
+)
 from lm_eval_memrisk.scorer import SCORER_VERSION
 from lm_eval_memrisk.trace import Trace
 
@@ -201,6 +211,10 @@ def load_systems(
         raise SamplesError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
     systems = read_runs(runs, episodes)
     notes = flag_notes(systems) + [n for s in systems for n in s.notes]
+    table = standings(systems, known_datasets(episodes))
+    refused = [(s.dir, table[s.name]) for s in systems if not table[s.name].ranked]
+    if refused:
+        raise SamplesError("; ".join(f"{d}: {st.refusal()}" for d, st in refused) + "; refusing to build a pass matrix")
     return {s.name: rows_of(s, VARIANTS[variant]) for s in systems}, notes
 
 

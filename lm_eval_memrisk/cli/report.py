@@ -73,8 +73,9 @@ def run(args: argparse.Namespace) -> int:
     cols = [c for c in list(ALL_RISKS) + ["overall"] if any(c in r for r in table.values())]
     if args.json:
         flagged = {label(s): s.signature.flagged for s in systems if s.signature.flagged}
-        print(json.dumps({"variant": args.variant, "metric": args.metric, "rows": table, "flagged": flagged},
-                         indent=2, sort_keys=True))
+        status = {label(s): s.status for s in systems}
+        print(json.dumps({"variant": args.variant, "metric": args.metric, "rows": table, "flagged": flagged,
+                          "status": status}, indent=2, sort_keys=True))
         return 0
     if args.markdown:
         print("| system | " + " | ".join(cols) + " |")
@@ -90,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
     for s in systems:
         if s.signature.flagged:
             print(f"FLAGGED {label(s)}: {s.signature.flagged}")
+        if not s.ranked:
+            print(f"INCOMPLETE {label(s)}: {s.status}, not ranked")
     what = {"score": "mean score per risk", "acted": "acted / decisions per risk",
             "violation": "violations / decisions where the agent acted, per risk",
             "false_claim": "episodes with a completion claimed but not done, per risk"}.get(args.metric, "pass counts per risk")

@@ -24,7 +24,14 @@ from lm_eval_memrisk.leaderboard.records import (
     SystemRun,
 )
 from lm_eval_memrisk.recompute import Replies
-from lm_eval_memrisk.runs import LoggedSample, SystemLog, flag_notes, read_runs
+from lm_eval_memrisk.runs import (
+    LoggedSample,
+    SystemLog,
+    flag_notes,
+    read_runs,
+    standing_notes,
+    standings,
+)
 from lm_eval_memrisk.scorer import NEGATIVE_KINDS, SCORER_VERSION
 from lm_eval_memrisk.signature import signature
 
@@ -42,10 +49,15 @@ def collect(
     run_dirs: Sequence[str | Path], warn: Warn = stderr_warn, episodes: Sequence[str | Path] = ()
 ) -> list[SystemRun]:
     """All systems under ``run_dirs`` (``DIR`` or ``NAME=DIR``), sharing one dataset version."""
+    from dataclasses import replace
+
+    from lm_eval_memrisk.runs import known_datasets
+
     logs = read_runs(run_dirs, episodes)
-    for note in flag_notes(logs) + [n for s in logs for n in s.notes]:
+    table = standings(logs, known_datasets(episodes))
+    for note in flag_notes(logs) + [n for s in logs for n in s.notes] + standing_notes(table):
         warn(note)
-    systems = [system_run(s) for s in logs]
+    systems = [replace(system_run(s), status=table[s.name].status, ranked=table[s.name].ranked) for s in logs]
     _warn_on_differences(systems, warn)
     return sorted(systems, key=lambda s: s.name)
 

@@ -15,7 +15,17 @@ from html import escape
 
 from lm_eval_memrisk.leaderboard.records import TIERS, EpisodeOutcome, Signature
 from lm_eval_memrisk.leaderboard.summary import Leaderboard, Rate, Row
-from lm_eval_memrisk.leaderboard.table import LEGEND, flags_text, fmt_count, header, signature_text
+from lm_eval_memrisk.leaderboard.table import (
+    INCOMPLETE_TEXT,
+    INCOMPLETE_TITLE,
+    LEGEND,
+    flags_text,
+    fmt_count,
+    fmt_rate,
+    header,
+    signature_text,
+    subset_text,
+)
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em;color:#1d2433}
@@ -114,9 +124,11 @@ def render(board: Leaderboard, figures: Mapping[str, bytes] | None = None) -> st
             f"{len(board.rows)} systems. {escape(LEGEND)} "
             "Cells: pass rate, Wilson 95% interval, passes/episodes. Click a column header to sort.</p>"
         ),
+        f'<p class="meta subset">{escape(subset_text(board))}</p>' if subset_text(board) else "",
         '<div class="wrap">',
         _table(board, slugs),
         "</div>",
+        _incomplete(board),
         _figures(figures or {}),
         "<h2>Failures</h2>",
         *(_failures(row, s) for row, s in zip(board.rows, slugs)),
@@ -175,6 +187,20 @@ def _row(board: Leaderboard, row: Row, order: int, anchor: str) -> str:
         + "".join(cells)
         + "</tr>"
     )
+
+
+def _incomplete(board: Leaderboard) -> str:
+    """The ``Incomplete (not ranked)`` section (empty when every system is complete)."""
+    if not board.incomplete:
+        return ""
+    rows = "".join(
+        f'<tr data-system="{escape(r.system.name)}"><td class="name">{escape(r.system.name)}</td>'
+        f"<td>{escape(r.system.status)}</td><td>{escape(fmt_rate(r.overall.default))}</td></tr>"
+        for r in board.incomplete
+    )
+    return (f'<h2 id="incomplete">{escape(INCOMPLETE_TITLE)}</h2><p class="meta">{escape(INCOMPLETE_TEXT)}</p>'
+            '<table class="incomplete"><thead><tr><th scope="col">System</th><th scope="col">Status</th>'
+            f'<th scope="col">Overall (episodes read)</th></tr></thead><tbody>{rows}</tbody></table>')
 
 
 def _short(h: str, keep: int = 12) -> str:

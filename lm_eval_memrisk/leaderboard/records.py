@@ -83,3 +83,7 @@ class SystemRun:
     signature: Signature
     episodes: tuple[EpisodeOutcome, ...]
     """Sorted by episode id."""
+    status: str = "complete"
+    """:attr:`lm_eval_memrisk.runs.Standing.status`: ``complete`` or ``incomplete (n/N)``."""
+    ranked: bool = True
+    """False when the system misses episodes of the comparison (listed, never ranked)."""

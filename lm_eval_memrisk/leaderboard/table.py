@@ -74,6 +74,7 @@ def to_markdown(board: Leaderboard) -> str:
             "Cells read `passes/episodes rate [lo, hi]`."
         ),
         "",
+        *([subset_text(board), ""] if subset_text(board) else []),
         "| " + " | ".join(cols) + " |",
         "|" + "|".join("---" for _ in cols) + "|",
     ]
@@ -90,10 +91,36 @@ def to_markdown(board: Leaderboard) -> str:
         cells += [fmt_count(row.acted_violations.get(r)) for r in board.risks if r != "R6"]
         cells += [fmt_count(row.false_claims.get("overall")), flags_text(row) or "", str(len(row.failures))]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += incomplete_markdown(board)
     lines += ["", "## Signatures", ""]
-    for row in board.rows:
+    for row in (*board.rows, *board.incomplete):
         lines.append(f"- **{md_cell(row.system.name)}**: `{md_code(signature_text(row.system.signature))}`")
     return "\n".join(lines) + "\n"
+
+
+INCOMPLETE_TITLE = "Incomplete (not ranked)"
+INCOMPLETE_TEXT = ("These systems miss episodes of the comparison (the whole main track R1-R5, or the subset "
+                   "every listed system ran): they are never ranked. Rates are over the episodes read.")
+
+
+def subset_text(board: Leaderboard) -> str:
+    """A warning when the ranking is over a subset of the main track (else empty)."""
+    subset = next((r.system.status for r in board.rows if r.system.status.startswith("subset")), None)
+    if subset is None:
+        return ""
+    return (f"Ranked on a subset: no listed system ran the whole main track; every ranked system holds the "
+            f"same {subset.removeprefix('subset ').strip('()')} episodes.")
+
+
+def incomplete_markdown(board: Leaderboard) -> list[str]:
+    """The ``Incomplete (not ranked)`` section (empty when every system is complete)."""
+    if not board.incomplete:
+        return []
+    lines = ["", f"## {INCOMPLETE_TITLE}", "", INCOMPLETE_TEXT, "",
+             "| System | Status | Overall (episodes read) |", "|---|---|---|"]
+    for row in board.incomplete:
+        lines.append(f"| {md_cell(row.system.name)} | {md_cell(row.system.status)} | {fmt_rate(row.overall.default)} |")
+    return lines
 
 
 def csv_columns(board: Leaderboard) -> list[str]:
@@ -122,16 +149,16 @@ def csv_columns(board: Leaderboard) -> list[str]:
             f"{name}_violation_episodes", f"{name}_acted_decisions", f"{name}_acted_violations",
             f"{name}_false_claim_episodes",
         ]
-    return cols + ["failures"]
+    return cols + ["failures", "status"]
 
 
 def to_csv(board: Leaderboard) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(csv_columns(board))
-    for row in board.rows:
+    for row in (*board.rows, *board.incomplete):
         sig = row.system.signature
-        values: list[str] = [str(row.rank)] + [csv_cell(text) for text in (
+        values: list[str] = [str(row.rank) if row.system.ranked else ""] + [csv_cell(text) for text in (
             row.system.name,
             flags_text(row),
             sig.model,
@@ -154,6 +181,7 @@ def to_csv(board: Leaderboard) -> str:
             fc = row.false_claims.get(name)
             values += [str(v.k) if v else "", str(a.n) if a else "", str(a.k) if a else "", str(fc.k) if fc else ""]
         values.append(str(len(row.failures)))
+        values.append(csv_cell(row.system.status))
         writer.writerow(values)
     return buf.getvalue()
 
