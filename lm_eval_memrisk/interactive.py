@@ -47,9 +47,13 @@ DEFAULT_MAX_STEPS = 4
 
 
 def check_max_steps(max_steps: Any) -> int:
-    """``max_steps`` if it is an integer >= 1, else a :class:`MemriskError`."""
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-        raise MemriskError(f"max_steps must be an integer >= 1 (model calls per decision point), got {max_steps!r}")
+    """``max_steps`` if it is an integer from 1 to :data:`~lm_eval_memrisk.recompute.MAX_REPLAY_STEPS`
+    (the most steps a log reader replays), else a :class:`MemriskError`."""
+    from lm_eval_memrisk.recompute import MAX_REPLAY_STEPS
+
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_REPLAY_STEPS:
+        raise MemriskError(f"max_steps must be an integer >= 1 and <= {MAX_REPLAY_STEPS} "
+                           f"(model calls per decision point), got {max_steps!r}")
     return max_steps
 
 

@@ -35,11 +35,9 @@ from lm_eval_memrisk.runner import run_scripted
 from lm_eval_memrisk.scorer import ScoreResult, score
 from lm_eval_memrisk.signature import signature
 from lm_eval_memrisk.systems import System
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.trace import MODES, Trace
 
 __all__ = ["MODES", "RunResult", "run_benchmark", "run_manifest", "select_episodes"]
-
-MODES = ("scripted", "interactive")
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,10 @@ actions may have been edited.  Only the agent's own reply texts are taken from i
 everything else (state, tool results, parsed actions, memory use) is derived again
 from the episode, which the caller has verified against a known dataset.
 
-:func:`score_replies` is the one place that turns (episode, replies) into a score;
-every reader of run folders (:mod:`lm_eval_memrisk.runs`) calls it.
+:func:`replies_of_trace` is the one parser of logged replies and :func:`score_replies`
+the one place that turns (episode, replies) into a score; every reader of logs (run
+folders in :mod:`lm_eval_memrisk.runs`, ``memrisk score``, the lm-eval task's envelopes
+in :mod:`lm_eval_memrisk.rederive`) calls them.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from lm_eval_memrisk.errors import SamplesError
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.render import PRESENTATIONS, TOOL_MODES, MemoryPolicy, make_presentation
 from lm_eval_memrisk.scorer import ScoreResult, score
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.trace import MISSING_PRESENTATION, MODES, Trace
 
-MODES = ("scripted", "interactive")
-#: Most steps a replayed decision may take (bounds the work a forged log can cause).
+#: Most steps a replayed decision may take (bounds the work a forged log can cause):
+#: a logged decision with more steps is refused, never silently cut.
 MAX_REPLAY_STEPS = 64
 
 
@@ -36,39 +38,65 @@ class Replies:
     agent: str
     texts: tuple[tuple[str, ...], ...]
     """Per decision point (in the log's order), the reply text of each step."""
-    presentation: str = "chat"
+    presentation: str = MISSING_PRESENTATION
     """How the prompts were shown (a label: the ground truth never depends on it);
-    logs from before presentations existed used ``chat``."""
+    logs from before presentations existed used ``chat`` (:data:`~lm_eval_memrisk.trace.MISSING_PRESENTATION`)."""
     tools: str = "text"
 
 
 def replies_of_sample(sample: Mapping[str, Any], where: str) -> Replies:
     """The reply texts of one lm-eval / ``memrisk run`` sample line (``where`` = file:line)."""
     ep = sample.get("episodes")
-    trace = ep.get("trace") if isinstance(ep, Mapping) else None
-    if not isinstance(trace, Mapping) or not isinstance(trace.get("decisions"), list):
-        raise SamplesError(f"{where}: episodes.trace must be an object with a list 'decisions'")
+    return replies_of_trace(ep.get("trace") if isinstance(ep, Mapping) else None, where,
+                            field="episodes.trace", agent="lm-eval")
+
+
+def replies_of_trace(trace: Any, where: str, *, field: str = "trace", agent: str = "?") -> Replies:
+    """The one parser of logged replies: a trace's JSON form -> :class:`Replies`.
+
+    Every reader of logs calls it (run folders through :func:`replies_of_sample`,
+    ``memrisk score`` for traces.jsonl lines, the lm-eval task for ``memrisk-agent``
+    envelopes).  Only reply texts and the settings that label them are read; states,
+    actions and tool results are ignored.  The rules:
+
+    * ``mode`` (default ``scripted``) must be one of :data:`~lm_eval_memrisk.trace.MODES`;
+    * each decision needs a string ``raw_reply``; its ``steps`` (a list of objects with a
+      string ``raw_reply``) are the texts in interactive mode only; scripted mode scores
+      the decision's ``raw_reply``;
+    * more than :data:`MAX_REPLAY_STEPS` steps at a decision is refused;
+    * ``presentation`` (default :data:`~lm_eval_memrisk.trace.MISSING_PRESENTATION`) and
+      ``tools`` (default ``text``) must be known; ``memory_policy`` (default ``full``) a string.
+
+    Lists may be tuples (a :meth:`Trace.to_dict` not yet through JSON).  Raises
+    :class:`SamplesError` prefixed with ``where`` (file:line) and the field.
+    """
+    if not isinstance(trace, Mapping) or not isinstance(trace.get("decisions"), (list, tuple)):
+        raise SamplesError(f"{where}: {field} must be an object with a list 'decisions'")
     mode = trace.get("mode", "scripted")
     if mode not in MODES:
-        raise SamplesError(f"{where}: episodes.trace.mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise SamplesError(f"{where}: {field}.mode must be one of {', '.join(MODES)}, got {mode!r}")
     texts: list[tuple[str, ...]] = []
     for i, d in enumerate(trace["decisions"]):
-        fld = f"episodes.trace.decisions[{i}]"
+        fld = f"{field}.decisions[{i}]"
         if not isinstance(d, Mapping) or not isinstance(d.get("raw_reply"), str):
             raise SamplesError(f"{where}: {fld} must be an object with a string 'raw_reply'")
         steps = d.get("steps") or []
-        if not isinstance(steps, list) or not all(
+        if not isinstance(steps, (list, tuple)) or not all(
             isinstance(s, Mapping) and isinstance(s.get("raw_reply"), str) for s in steps
         ):
             raise SamplesError(f"{where}: {fld}.steps must be a list of objects with a string 'raw_reply'")
+        if len(steps) > MAX_REPLAY_STEPS:
+            raise SamplesError(f"{where}: {fld}.steps has {len(steps)} steps, more than {MAX_REPLAY_STEPS}")
         texts.append(tuple(s["raw_reply"] for s in steps) if steps and mode == "interactive" else (d["raw_reply"],))
-    presentation, tools = trace.get("presentation", "chat"), trace.get("tools", "text")
+    presentation, tools = trace.get("presentation", MISSING_PRESENTATION), trace.get("tools", "text")
     if presentation not in PRESENTATIONS or tools not in TOOL_MODES:
-        raise SamplesError(f"{where}: episodes.trace presentation/tools must be one of "
+        raise SamplesError(f"{where}: {field} presentation/tools must be one of "
                            f"{', '.join(PRESENTATIONS)} / {', '.join(TOOL_MODES)}, got {presentation!r}/{tools!r}")
-    return Replies(mode=str(mode), memory_policy=str(trace.get("memory_policy") or "full"),
-                   agent=str(trace.get("agent") or "lm-eval"), texts=tuple(texts),
-                   presentation=str(presentation), tools=str(tools))
+    policy = trace.get("memory_policy") or "full"
+    if not isinstance(policy, str):
+        raise SamplesError(f"{where}: {field}.memory_policy must be a string, got {policy!r}")
+    return Replies(mode=str(mode), memory_policy=policy, agent=str(trace.get("agent") or agent),
+                   texts=tuple(texts), presentation=str(presentation), tools=str(tools))
 
 
 def trace_of_replies(episode: Episode, replies: Replies, policy: MemoryPolicy | None = None) -> Trace:

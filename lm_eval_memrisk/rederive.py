@@ -9,8 +9,10 @@ fed to the deterministic interactive loop, whose tool stubs are deterministic to
   ``<memrisk-decision>`` envelopes from the ``memrisk-agent`` wrapper).  A malformed or
   inconsistent envelope is an *invalid reply* with the reason as evidence; it never
   raises.
-* :func:`rescore_sample`: one logged sample line -> :class:`~lm_eval_memrisk.scorer.ScoreResult`,
-  with the episode found by id in the packaged (hash-verified) dataset.
+
+An envelope's decision record is parsed by :func:`lm_eval_memrisk.recompute.replies_of_trace`,
+the one parser of logged replies (a logged sample line is read by
+:func:`lm_eval_memrisk.runs.read_sample`, a traces.jsonl line by ``memrisk score``).
 """
 
 from __future__ import annotations
@@ -18,63 +20,43 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from lm_eval_memrisk.codec import dumps_episode
 from lm_eval_memrisk.errors import SamplesError
 from lm_eval_memrisk.policies import make_policy
-from lm_eval_memrisk.recompute import MAX_REPLAY_STEPS, Replies, trace_of_replies
+from lm_eval_memrisk.recompute import MAX_REPLAY_STEPS, Replies, replies_of_trace, trace_of_replies
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.render import DEFAULT_PRESENTATION, Presentation
 from lm_eval_memrisk.runner import trace_from_replies
 from lm_eval_memrisk.sample_record import ENVELOPE
-from lm_eval_memrisk.scorer import UNJUDGEABLE, ScoreResult, score
+from lm_eval_memrisk.scorer import UNJUDGEABLE
 from lm_eval_memrisk.trace import Action, Trace
 
-__all__ = ["ENVELOPE", "MAX_REPLAY_STEPS", "rescore_sample", "retrace", "step_replies", "trace_from_texts"]
-
-_MODES = ("scripted", "interactive")
+__all__ = ["ENVELOPE", "MAX_REPLAY_STEPS", "replay", "trace_from_texts"]
 
 
 class _Bad(ValueError):
-    """A malformed envelope or sample (the message is the evidence)."""
-
-
-def _str(value: Any, what: str) -> str:
-    if not isinstance(value, str):
-        raise _Bad(f"{what} must be a string")
-    return value
-
-
-def _decision_replies(decision: Any) -> list[str]:
-    """The raw reply of every step of one decision record (only the texts)."""
-    if not isinstance(decision, Mapping):
-        raise _Bad("decision must be an object")
-    steps = decision.get("steps") or []
-    if not isinstance(steps, (list, tuple)):
-        raise _Bad("steps must be a list")
-    if steps:
-        replies = [_str(s.get("raw_reply") if isinstance(s, Mapping) else None, "steps[].raw_reply") for s in steps]
-    else:
-        replies = [_str(decision.get("raw_reply"), "raw_reply")]
-    if len(replies) > MAX_REPLAY_STEPS:
-        raise _Bad(f"more than {MAX_REPLAY_STEPS} steps")
-    return replies
+    """A malformed envelope (the message is the evidence)."""
 
 
 def _envelope(text: str) -> tuple[str, str, list[str]]:
-    """(mode, memory policy, step replies) of one envelope; raises :class:`_Bad`."""
+    """(mode, memory policy, step replies) of one envelope; raises :class:`_Bad`.
+
+    The envelope's decision record is read as a one-decision trace by
+    :func:`~lm_eval_memrisk.recompute.replies_of_trace` (the one parser of logged replies).
+    """
     try:
         data = json.loads(text[len(ENVELOPE):])
     except (ValueError, RecursionError) as exc:
         raise _Bad(f"not JSON ({str(exc)[:80]})") from None
     if not isinstance(data, Mapping):
         raise _Bad("not a JSON object")
-    mode = data.get("mode")
-    if mode not in _MODES:
-        raise _Bad(f"mode must be one of {_MODES}")
-    policy = data.get("memory_policy", "full")
-    return str(mode), _str(policy, "memory_policy"), _decision_replies(data.get("decision"))
+    trace = {"mode": data.get("mode"), "memory_policy": data.get("memory_policy", "full"),
+             "decisions": [data.get("decision")]}
+    try:
+        parsed = replies_of_trace(trace, "envelope", field="envelope")
+    except SamplesError as exc:
+        raise _Bad(str(exc).removeprefix("envelope: ")) from None
+    return parsed.mode, parsed.memory_policy, list(parsed.texts[0])
 
 
 def replay(
@@ -138,66 +120,3 @@ def trace_from_texts(
     replies = [p[2] if p is not None else [] for p in parsed]
     trace = replay(episode, mode, replies, agent=agent, policy_spec=policy_spec, presentation=presentation)
     return _invalid(trace, bad, texts) if bad else trace
-
-
-def step_replies(trace_dict: Any) -> tuple[str, str, list[list[str]]]:
-    """(mode, memory policy, reply texts per decision) of a logged trace: only the
-    raw reply texts are read; raises :class:`SamplesError` when they are missing."""
-    try:
-        if not isinstance(trace_dict, Mapping):
-            raise _Bad("trace must be an object")
-        mode = trace_dict.get("mode", "scripted")
-        if mode not in _MODES:
-            raise _Bad(f"mode must be one of {_MODES}")
-        decisions = trace_dict.get("decisions")
-        if not isinstance(decisions, (list, tuple)):
-            raise _Bad("decisions must be a list")
-        policy = _str(trace_dict.get("memory_policy", "full"), "memory_policy")
-        return str(mode), policy, [_decision_replies(d) for d in decisions]
-    except _Bad as exc:
-        raise SamplesError(f"trace: {exc}") from None
-
-
-def verified_episode(doc: Mapping[str, Any], episodes: Mapping[str, Episode]) -> Episode:
-    """The packaged episode named by ``doc``, after checking the logged copy matches it."""
-    eid = doc.get("episode_id")
-    episode = episodes.get(eid) if isinstance(eid, str) else None
-    if episode is None:
-        raise SamplesError(f"episode {eid!r} is not in the verified dataset")
-    logged = doc.get("episode_json")
-    if logged is not None:
-        try:
-            same = json.loads(logged) == json.loads(dumps_episode(episode))
-        except (TypeError, ValueError):
-            same = False
-        if not same:
-            raise SamplesError(f"episode {eid}: the logged episode differs from the verified dataset")
-    return episode
-
-
-def rescore_sample(
-    sample: Mapping[str, Any], episodes: Mapping[str, Episode], *, variant: str = "default",
-    expected: str = "revised",
-) -> ScoreResult:
-    """Recompute one logged sample's score from the verified episode and the agent's
-    raw reply texts; stored metrics, actions, states and statuses are ignored.
-
-    ``episodes``: the verified dataset by id (e.g. ``{e.id: e for e in load_episodes(track="all")}``
-    after checking its hash).  Raises :class:`SamplesError` when the sample names an
-    unknown episode, its logged episode differs, or it holds no reply texts.
-    """
-    doc = sample.get("doc")
-    if not isinstance(doc, Mapping):
-        raise SamplesError("sample has no doc")
-    episode = verified_episode(doc, episodes)
-    record = sample.get("episodes")
-    trace_dict = record.get("trace") if isinstance(record, Mapping) else None
-    return score(episode, retrace(episode, trace_dict), variant=variant, expected=expected)
-
-
-def retrace(episode: Episode, trace_dict: Any) -> Trace:
-    """A logged trace (its JSON form) rebuilt from its reply texts alone: what it
-    stores about actions, states, statuses and tool results is ignored."""
-    mode, policy, replies = step_replies(trace_dict)
-    agent = str(trace_dict.get("agent", "?")) if isinstance(trace_dict, Mapping) else "?"
-    return replay(episode, mode, replies, agent=agent, policy_spec=policy)

@@ -17,6 +17,14 @@ ITEM_STATUSES: tuple[str, ...] = ("active", "superseded", "revoked")
 #: Bumped whenever trace content or scoring semantics change.
 TRACE_FORMAT = 1
 
+#: How a trace was produced: ``scripted`` (one reply per decision point) or
+#: ``interactive`` (tool calls answered, steps carried forward).  The one list of modes.
+MODES: tuple[str, ...] = ("scripted", "interactive")
+
+#: The presentation of a trace or logged sample that has no ``presentation`` field: such
+#: logs predate presentations, which all showed ``chat``.  The one default for a missing field.
+MISSING_PRESENTATION = "chat"
+
 
 @dataclass(frozen=True)
 class Action:
@@ -143,8 +151,9 @@ class Trace:
     mode: str = "scripted"
     memory_policy: str = "full"
     format: int = TRACE_FORMAT
-    presentation: str = "history"
-    """How the episode was shown: ``chat``, ``history`` or ``session`` (render.py; v1 traces: chat)."""
+    presentation: str = MISSING_PRESENTATION
+    """How the episode was shown: ``chat``, ``history`` or ``session`` (render.py).  A trace
+    without the field is :data:`MISSING_PRESENTATION` (``chat``); every writer sets it."""
     tools: str = "text"
     """How the tools were given: ``text`` (in the system message) or ``native`` (chat template)."""
 
@@ -166,7 +175,7 @@ class Trace:
             mode=data.get("mode", "scripted"),
             memory_policy=data.get("memory_policy", "full"),
             format=data.get("format", TRACE_FORMAT),
-            presentation=data.get("presentation", "chat"),
+            presentation=data.get("presentation", MISSING_PRESENTATION),
             tools=data.get("tools", "text"),
             decisions=tuple(_decision_from_dict(d) for d in data["decisions"]),
         )

@@ -12,14 +12,15 @@ from typing import Any
 import pytest
 
 from lm_eval_memrisk.agents import action_to_reply, get_agent
-from lm_eval_memrisk.codec import dumps_episode, episode_to_dict
+from lm_eval_memrisk.codec import dumps_episode, episode_to_dict, fingerprint
 from lm_eval_memrisk.errors import EpisodeFormatError, SamplesError
 from lm_eval_memrisk.harness.docs import to_rows
 from lm_eval_memrisk.interactive import agent_generate, run_interactive
 from lm_eval_memrisk.loader import episode_from_dict, load_episodes
 from lm_eval_memrisk.records import CHECK_KIND_TABLE, CHECK_KINDS, NEGATIVE_CHECK_KINDS, Check
-from lm_eval_memrisk.rederive import rescore_sample, trace_from_texts
+from lm_eval_memrisk.rederive import trace_from_texts
 from lm_eval_memrisk.runner import run_episode
+from lm_eval_memrisk.runs import known_datasets, read_sample
 from lm_eval_memrisk.sample_record import ENVELOPE, sample_metrics
 from lm_eval_memrisk.scorer import NEGATIVE_KINDS, score
 from lm_eval_memrisk.validate import CHECK_FIELDS
@@ -86,9 +87,18 @@ def test_forged_envelope_cannot_claim_an_action_or_state(episodes) -> None:
 # -- rescoring tampered samples -------------------------------------------------------------
 
 
+V1_HASH = fingerprint(load_episodes("v1", track="all"))
+
+
 def _sample(ep, trace) -> dict[str, Any]:
-    metrics = sample_metrics(ep, trace, "sha256:test")
-    return {"doc": to_rows([ep], "sha256:test")[0], "resps": [[d.raw_reply] for d in trace.decisions], **metrics}
+    metrics = sample_metrics(ep, trace, V1_HASH)
+    return {"doc_id": 0, "doc": to_rows([ep], V1_HASH)[0], "resps": [[d.raw_reply] for d in trace.decisions],
+            **metrics}
+
+
+def rescore_sample(sample: dict[str, Any], episodes: Any = None) -> Any:
+    """The ``pass`` result of one sample line read by the one log reader (runs.read_sample)."""
+    return read_sample(sample, "s.jsonl:1", "memriskbench_r1", known_datasets()).results["pass"]
 
 
 def _tamper(sample: dict[str, Any]) -> dict[str, Any]:
@@ -131,8 +141,8 @@ def test_rescore_refuses_an_episode_that_differs_from_the_dataset(episodes) -> N
     s["doc"]["episode_json"] = json.dumps(d)
     with pytest.raises(SamplesError, match="differs"):
         rescore_sample(s, episodes)
-    s["doc"]["episode_id"] = "NOPE-1"
-    with pytest.raises(SamplesError, match="not in the verified dataset"):
+    s["doc"]["episode_id"] = s["episodes"]["episode_id"] = "NOPE-1"
+    with pytest.raises(SamplesError, match="not in dataset"):
         rescore_sample(s, episodes)
 
 

@@ -22,14 +22,16 @@ def run(args: argparse.Namespace) -> int:
     from lm_eval_memrisk.codec import fingerprint
     from lm_eval_memrisk.errors import SamplesError
     from lm_eval_memrisk.loader import load_episodes
-    from lm_eval_memrisk.rederive import retrace
+    from lm_eval_memrisk.recompute import replies_of_trace, score_replies
     from lm_eval_memrisk.run_store import parse_traces
-    from lm_eval_memrisk.scorer import score
     from lm_eval_memrisk.signature import signature
+    from lm_eval_memrisk.trace import MISSING_PRESENTATION
 
     everything = load_episodes(args.episodes, track="all")
     by_id = {e.id: e for e in everything}
-    results, agents = [], set()
+    results = []
+    settings: dict[str, set[str]] = {"agent": set(), "policy": set(), "mode": set(), "presentation": set(),
+                                     "tools": set()}
     try:
         text = Path(args.traces).read_text(encoding="utf-8")
     except OSError as exc:
@@ -38,13 +40,18 @@ def run(args: argparse.Namespace) -> int:
         episode = by_id.get(trace.episode_id)
         if episode is None:
             raise MemriskError(f"{args.traces}:{lineno}: unknown episode {trace.episode_id!r}")
-        agents.add(trace.agent)
         try:  # only the reply texts of a saved trace are trusted
-            rebuilt = retrace(episode, trace.to_dict())
+            replies = replies_of_trace(trace.to_dict(), f"{args.traces}:{lineno}", agent=trace.agent)
         except SamplesError as exc:
-            raise MemriskError(f"{args.traces}:{lineno}: {exc}") from exc
-        results.append(score(episode, rebuilt, variant=args.variant, expected=args.expected))
-    agent = ",".join(sorted(agents)) or None
-    sig = signature(fingerprint(everything), variant=args.variant, expected=args.expected, agent=agent)
+            raise MemriskError(str(exc)) from exc
+        for key, value in (("agent", replies.agent), ("policy", replies.memory_policy), ("mode", replies.mode),
+                           ("presentation", replies.presentation), ("tools", replies.tools)):
+            settings[key].add(value)
+        results.append(score_replies(episode, replies, variant=args.variant, expected=args.expected)[1])
+    # the run's own settings (several runs in one file: every value, comma-joined)
+    seen = {key: ",".join(sorted(values)) for key, values in settings.items()}
+    sig = signature(fingerprint(everything), variant=args.variant, expected=args.expected,
+                    agent=seen["agent"] or None, policy=seen["policy"] or "full", mode=seen["mode"] or "scripted",
+                    presentation=seen["presentation"] or MISSING_PRESENTATION, tools=seen["tools"] or "text")
     print_summary(results, args.variant, sig, args.json)
     return 0
