@@ -321,7 +321,7 @@ def task_episode_ids(task: str, dataset: KnownDataset) -> frozenset[str] | None:
     if not m:
         return None
     if m["subset"]:
-        from lm_eval_memrisk.harness.docs import subset_ids
+        from lm_eval_memrisk.subsets import read_subset_ids as subset_ids
 
         try:
             return frozenset(subset_ids(m["subset"]))

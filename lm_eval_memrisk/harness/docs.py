@@ -6,30 +6,22 @@ and the Hub export).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 
 from lm_eval_memrisk.doc_rows import COLUMNS, episode_of, to_rows
 from lm_eval_memrisk.errors import MemriskError
 from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.subsets import SUBSET_DIR as _SUBSET_DIR
+from lm_eval_memrisk.subsets import read_subset_ids
 
 __all__ = ["COLUMNS", "SUBSET_DIR", "episode_of", "select", "subset_ids", "to_rows"]
 
-SUBSET_DIR = Path(__file__).resolve().parent.parent / "data"
+SUBSET_DIR = _SUBSET_DIR
 
 
 def subset_ids(name: str) -> list[str]:
     """Episode ids of a shipped subset (e.g. ``subset20``) written by the selector."""
-    path = SUBSET_DIR / f"{name}.json"
-    if not path.exists():
-        raise MemriskError(
-            f"the {name} subset file {path} does not exist yet: run `memrisk select` on a "
-            f"reference set and copy its subset.json there (see README, 'Subset selection'); "
-            f"refusing to silently run the full benchmark instead"
-        )
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [e["episode_id"] if isinstance(e, dict) else str(e) for e in data["episodes"]]
+    return read_subset_ids(name, SUBSET_DIR)
 
 
 def select(
