@@ -9,7 +9,7 @@
 
 from pathlib import Path
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
 from setuptools.command.build_py import build_py
 
 PTH = "lm_eval_memrisk-autoload.pth"
@@ -24,7 +24,11 @@ class BuildPyWithPth(build_py):
 
 
 setup(
-    packages=find_packages(include=["lm_eval_memrisk", "lm_eval_memrisk.*", "selector", "selector.*"])
-    + ["lm_eval_memrisk.lmeval_tasks"],
+    # namespace packages too, so that data folders (lm_eval_memrisk/data, schema,
+    # selector/data/reference) are listed packages and setuptools prints no warnings
+    packages=find_namespace_packages(
+        include=["lm_eval_memrisk", "lm_eval_memrisk.*", "selector", "selector.*"], exclude=["*.__pycache__"]
+    )
+    + ["lm_eval_memrisk.lmeval_tasks", "lm_eval_memrisk.lmeval_tasks.memriskbench"],
     cmdclass={"build_py": BuildPyWithPth},
 )
