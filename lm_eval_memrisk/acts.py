@@ -64,8 +64,7 @@ DONE_VERBS: tuple[str, ...] = (
     "connected", "set up", "put through", "issued", "renewed", "delivered", "granted", "notified",
     "completed", "initiated", "executed", "requested", "called", "updated", "changed", "bought", "purchased",
     "given them access", "given access", "set a reminder", "set the reminder", "set it up", "made the payment",
-    "made the transfer",
-    "made the booking", "taken care of", "sorted",
+    "made the transfer", "made the booking", "taken care of", "sorted",
 )  # fmt: skip
 _VERB = "(?:" + "|".join(re.escape(v).replace(r"\ ", r"\s+") for v in sorted(DONE_VERBS, key=len, reverse=True)) + ")"
 _NOUN = (
