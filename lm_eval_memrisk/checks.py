@@ -101,7 +101,7 @@ def _subject_texts(episode: Episode, dp: Event) -> list[str]:
     """The words a question may name ``dp``'s request by: the request (the last user
     message before it), the tools and memory keys of its reference and naive actions,
     and the words its own checks look for."""
-    before = _before(episode, dp)
+    before = events_before(episode, dp.id)
     texts = [next((e.text or "" for e in reversed(before) if e.type == "user_message"), "")]
     for action in (dp.reference or {}, dp.naive or {}):
         if isinstance(action.get("tool"), str):
@@ -128,15 +128,6 @@ def _owners(episode: Episode) -> dict[str, str]:
     return out
 
 
-def _before(episode: Episode, dp: Event) -> list[Event]:
-    out = []
-    for event in episode.events:
-        if event.id == dp.id:
-            break
-        out.append(event)
-    return out
-
-
 def _rival_checks(episode: Episode, dp: Event, may_decline: bool) -> tuple[Check, ...]:
     """Scorer 3.0: at a decision that asks or answers or acts on a key, every earlier
     note of that key whose value the reference does not use must not be used (in a
@@ -147,13 +138,14 @@ def _rival_checks(episode: Episode, dp: Event, may_decline: bool) -> tuple[Check
         return ()
     keys = set(re.findall(r"\{\{mem:([^}]+)\}\}", str((dp.naive or {}).get("arguments", ""))))
     reference = canon(str(dp.reference or ""))
-    items = [e.item for e in _before(episode, dp) if e.item is not None and e.type in ("memory_write", "memory_update", "summary")]
+    before = events_before(episode, dp.id)
+    items = [e.item for e in before if e.item is not None and e.type in ("memory_write", "memory_update", "summary")]
     if not keys:
         keys = {it.key for it in items if contains(reference, forms_of(it.value))}
     used = {it.value for it in items if it.key in keys and contains(reference, forms_of(it.value))}
     own = [c for c in dp.checks if c.kind == "memory_not_used"]
     checked = {  # notes the decision's own checks already forbid
-        item.id for item in snapshot(episode, events_before(episode, dp.id)).memory
+        item.id for item in snapshot(episode, before).memory
         if any(selected_items(c, [item]) for c in own)
     }  # fmt: skip
     return tuple(
@@ -170,7 +162,7 @@ def _scope_checks(episode: Episode, dp: Event) -> tuple[Check, ...]:
     foil at every decision where such notes exist, attributed to R3)."""
     scopes: set[str] = set()
     active: set[str] = set()
-    for event in _before(episode, dp):
+    for event in events_before(episode, dp.id):
         if event.type == "scope_switch":
             active = set(event.scopes or ())
         if event.item is not None and event.item.scope.startswith("user:"):

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.jsonl import numbered_lines
 from lm_eval_memrisk.records import Episode
 
 __all__ = ["ReplayAgent", "load_replies", "prompt_sha256"]
@@ -39,15 +40,13 @@ def load_replies(path: str | Path) -> dict[tuple[str, str], tuple[str, str | Non
     """``(episode, decision) -> (reply, prompt_sha256 or None)`` from a replies file."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise MemriskError(f"replay: cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise MemriskError(f"replay: {path} is not UTF-8 ({exc.reason})") from None
     out: dict[tuple[str, str], tuple[str, str | None]] = {}
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for n, line in numbered_lines(text):
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
