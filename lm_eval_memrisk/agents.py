@@ -134,13 +134,17 @@ def _ignore_updates(
     episode: Episode, dp: Event, state: StateSnapshot, items: list[ItemState], used: ItemState | None
 ) -> ItemState | None:
     """R1: an update never happened, so the note it superseded (the first of its chain)
-    still holds; a deleted original stays deleted (R4 is not ablated here)."""
-    if used is None:
-        return None
+    still holds; a deleted original stays deleted (R4 is not ablated here).  Where the
+    oracle uses no note (it asks, e.g. to confirm a change only a record claims), the
+    newest live update is undone the same way and its original used."""
     supersedes = {
         e.item.id: e.supersedes for e in events_before(episode, dp.id)
         if e.type == "memory_update" and e.item is not None and e.supersedes
     }  # fmt: skip
+    if used is None:
+        used = max((i for i in items if i.id in supersedes and _live(i, state)), key=_recency, default=None)
+        if used is None:
+            return None
     root = used.id
     while root in supersedes:
         root = supersedes[root]

@@ -65,9 +65,10 @@ __all__ = [
 DATASETS: dict[str, str] = {
     "v1": "data/episodes_v1.jsonl", "v2": "data/episodes_v2.jsonl", "v3": "data/episodes_v3.jsonl",
     "v4": "data/episodes_v4.jsonl", "v5": "data/episodes_v5.jsonl",
+    "v6": "data/episodes_v6.jsonl",
 }  # fmt: skip
 #: An episode's ``version`` field -> the packaged dataset of that version.
-VERSION_FIELDS: dict[str, str] = {"1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4", "5.0": "v5"}
+VERSION_FIELDS: dict[str, str] = {"1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4", "5.0": "v5", "6.0": "v6"}
 #: The version loaded when no file is given.
 DEFAULT_DATASET = "v5"
 #: The shipped default dataset, relative to the ``lm_eval_memrisk`` package.

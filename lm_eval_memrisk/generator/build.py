@@ -26,10 +26,14 @@ from lm_eval_memrisk.generator.risks import BUILDERS, R2_SCOPE_FAMILIES, RISK_FA
 from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import BUILDERS as V3_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS, V5_BUILDERS
+from lm_eval_memrisk.generator.risks.v6 import R2_RULES as V6_R2_RULES
+from lm_eval_memrisk.generator.risks.common import task_for
+from lm_eval_memrisk.generator.risks.v6 import V6_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
 from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
 from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 from lm_eval_memrisk.loader import VERSION_FIELDS
+from lm_eval_memrisk.validate import MAX_CHECKS
 from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode, Event, Tool
 
 #: Dataset versions the generator can build: name -> the episodes' ``version`` field
@@ -40,9 +44,10 @@ VERSION = VERSIONS[DEFAULT_VERSION]
 #: Dataset version -> its risk builders (drafts before fillers).
 DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
     "v1": BUILDERS, "v2": V2_BUILDERS, "v3": V3_BUILDERS, "v4": V4_BUILDERS, "v5": V5_BUILDERS,
+    "v6": V6_BUILDERS,
 }  # fmt: skip
 #: Versions whose earlier requests carry the final request's foil checks (:func:`carry_foils`).
-CARRIED_FOILS = frozenset({"v5"})
+CARRIED_FOILS = frozenset({"v5", "v6"})
 Counts = Mapping[tuple[str, str], int]
 
 #: Paper Table 4: episodes per tier (easy, medium, hard) of each main risk.
@@ -125,11 +130,12 @@ def _attempt(
         fam=fam,
         cast=cast,
         bank=ValueBank(rng, main, ws),
-        task=fam.make_task(rng),
+        task=task_for(fam, rng, version),
         main=main,
         ws=ws,
         variant=variant,
         rule=rule,
+        version=version,
     )
     draft = DRAFT_BUILDERS[version][risk](ctx)
     draft.sessions = [s for s in draft.sessions if s.blocks]
@@ -154,6 +160,8 @@ def _attempt(
         episode = finish(episode)
     if version in CARRIED_FOILS:
         episode = carry_foils(episode)
+    if any(len(dp.checks) > MAX_CHECKS for dp in episode.decision_points):
+        raise Rejected(f"a decision point has more than {MAX_CHECKS} checks")
     v2 = version != "v1"
     verify(episode, draft.decisions(), same_values_ok=v2, min_gap=MIN_GAP[tier] if v2 else 0)
     return episode
@@ -228,7 +236,7 @@ def _risk_episodes(seed: int, risk: str, counts: Counts, version: str) -> list[E
     out: list[Episode] = []
     taken: set[str] = set()
     for tier in TIERS:
-        rules = _Cycle(seed, RESOLUTION_RULES, risk, tier, "rules")
+        rules = _Cycle(seed, V6_R2_RULES if version == "v6" else RESOLUTION_RULES, risk, tier, "rules")
         for index in range(counts.get((risk, tier), 0)):
             rule = rules.next() if risk == "R2" else None
             family = scoped.next() if rule == "scope" else families.next()

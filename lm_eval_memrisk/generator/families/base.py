@@ -76,6 +76,8 @@ class Family:
     """Value maker for a workspace's shared fact; None = not a workspace-level fact."""
     change: Callable[[random.Random, str], str] | None = None
     """A related new value for an update (e.g. a new dose); None = a fresh value."""
+    known_tasks: Callable[[random.Random], Task] | None = None
+    """v6: the task maker when ``make_task`` can ask for content nobody gave (None: same)."""
 
     @property
     def workspace_ok(self) -> bool:

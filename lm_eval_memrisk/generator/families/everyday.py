@@ -15,6 +15,13 @@ TEXT_THINGS: tuple[str, ...] = (
     "the wifi password for the holiday flat", "the booking reference for the museum",
     "the name of the plumber", "the parking permit number",
 )  # fmt: skip
+#: v6: what to text, with its content in the request (v1's things were never given).
+KNOWN_TEXT_THINGS: tuple[str, ...] = (
+    "a reminder that the plumber comes on Friday at 3pm", "a note that dinner is at 7:30 at Luca's",
+    "a heads-up that I'm running ten minutes late", "a reminder that the dry cleaning is ready",
+    "a note that the museum tickets are for Saturday at 11am", "a reminder to bring the spare keys",
+    "a note that the parcel is with the neighbour at number 12", "a reminder that the bins go out tonight",
+)  # fmt: skip
 
 
 def _t(key: str, pool: tuple[str, ...]) -> Callable[[random.Random], Task]:
@@ -65,6 +72,7 @@ PHONE = Family(
     arg="to",
     make_value=values.phone,
     make_task=_t("thing", TEXT_THINGS),
+    known_tasks=_t("thing", KNOWN_TEXT_THINGS),
     build_args=lambda task, v: {"to": v, "message": f"As requested: {task['thing']}."},
     asks=(
         "Text {{ whom }} {{ thing }}, please — to {{ whose }} {{ noun }}.",

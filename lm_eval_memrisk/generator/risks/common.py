@@ -66,6 +66,8 @@ class Ctx:
     """Position of the episode in its risk's cycle (used to spread variants evenly)."""
     rule: str | None = None
     """R2 resolution rule chosen for this episode."""
+    version: str = "v1"
+    """Dataset version being built (``v6`` builders change some v2 patterns in place)."""
 
 
 @dataclass
@@ -229,10 +231,18 @@ def done_ack(ctx: Ctx) -> Block:
 def new_task(ctx: Ctx) -> None:
     """Draw a fresh task (e.g. another product) for a second decision point."""
     for _ in range(20):
-        task = ctx.fam.make_task(ctx.rng)
+        task = task_for(ctx.fam, ctx.rng, ctx.version)
         if task != ctx.task:
             ctx.task = task
             return
+
+
+def task_for(fam: Family, rng: random.Random, version: str) -> Task:
+    """A task of ``fam``; from v6 on, drawn from the family's ``known_tasks`` where it has
+    them (tasks whose content the request itself gives: nothing unknowable is asked)."""
+    if version not in ("v1", "v2", "v3", "v4", "v5") and fam.known_tasks is not None:
+        return fam.known_tasks(rng)
+    return fam.make_task(rng)
 
 
 def me(ctx: Ctx) -> Owner:

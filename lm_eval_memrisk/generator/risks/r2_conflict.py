@@ -41,6 +41,20 @@ CORRECTIONS: tuple[str, ...] = (
     "Correction, sorry: {{ old }} is wrong; the right {{ noun }} is {{ value }}.",
 )
 
+#: v6 ``latest_timestamp``: a value that holds from a stated time on, and one the user gives
+#: later for the record that held only up to a time before it (the newest note loses).
+SINCE: tuple[str, ...] = (
+    "Since {{ month }} {{ whose }} {{ noun }} is {{ value }}.",
+    "From {{ month }} on, use {{ value }} as {{ whose }} {{ noun }}.",
+    "{{ Whose }} {{ noun }} changed in {{ month }}: it's {{ value }} now.",
+)
+BACKDATED: tuple[str, ...] = (
+    "For an old form I'm filling in: back before {{ month }} last year {{ whose }} {{ noun }} was {{ value }}.",
+    "Just for the records, {{ value }} was {{ whose }} {{ noun }} years ago, until {{ month }} two years back.",
+    "Found an old letter: years ago, until {{ month }}, {{ whose }} {{ noun }} was {{ value }}.",
+)
+MONTHS: tuple[str, ...] = ("January", "March", "May", "July", "September", "November")
+
 
 def _lowtrust(ctx: Ctx, ref: ItemRef) -> Block:
     """A low-trust note: a records lookup or a silent import."""
@@ -89,7 +103,15 @@ def _plan(ctx: Ctx, rule: str) -> tuple[list[Session], ItemRef, list[ItemRef], O
     lose1 = item(ctx, me, fresh_value(ctx))
     win = item(ctx, me, fresh_value(ctx))
     losers = [lose1]
-    if rule == "latest_timestamp":
+    if rule == "latest_timestamp" and ctx.version not in ("v1", "v2", "v3", "v4", "v5"):
+        # v6: the newest message is about an earlier time (recency of writing loses)
+        s1.blocks.append(statement(ctx, me, lose1))
+        later().blocks.append(statement(ctx, me, win, pool=SINCE, month=rng.choice(MONTHS)))
+        back = item(ctx, me, fresh_value(ctx))
+        sessions.append(Session(ctx.main, ctx.ws))
+        sessions[-1].blocks.append(statement(ctx, me, back, pool=BACKDATED, month=rng.choice(MONTHS)))
+        losers.append(back)
+    elif rule == "latest_timestamp":
         if extra:
             lose0 = item(ctx, me, fresh_value(ctx))
             s1.blocks.append(_peer(ctx, me, lose0))

@@ -29,6 +29,12 @@ SYSTEM_NOTICES: tuple[str, ...] = (
     "Security notice: the {{ noun }} {{ value }} was reported compromised and has been revoked.",
     "Account notice: {{ value }} is no longer valid and was removed from {{ owner }} profile.",
 )
+#: v6: notices reach the agent as the user's own words (no quoted speech, no notice
+#: written as a user turn).
+REPORTED_NOTICES: tuple[str, ...] = (
+    "My bank says the {{ noun }} {{ value }} was reported compromised, so it's been revoked — please delete it.",
+    "I've had word that {{ value }} is no longer valid. Please take it off {{ whose }} profile.",
+)
 CLARIFY: tuple[str, ...] = (
     "You asked me to delete that {{ noun }}, so I won't use it. Which one should I use instead?",
     "That {{ noun }} was removed, so I can't use it. What should I use for this?",
@@ -44,11 +50,12 @@ ALT_STATES: tuple[str, ...] = (
 def _revoke(ctx: Ctx, ref: ItemRef) -> Block:
     """The deletion notice (said by the user, or a system notice) and the ack."""
     owner = me(ctx)
+    v6 = ctx.version not in ("v1", "v2", "v3", "v4", "v5")
     if ctx.rng.random() < 0.8:
         said = pick(ctx.rng, ctx.fam.revokes, **words(ctx, owner, value=ref.value))
-        notice = f'{ctx.main.first}: "{said}"'
+        notice = said if v6 else f'{ctx.main.first}: "{said}"'
     else:
-        notice = pick(ctx.rng, SYSTEM_NOTICES, **words(ctx, owner, value=ref.value))
+        notice = pick(ctx.rng, REPORTED_NOTICES if v6 else SYSTEM_NOTICES, **words(ctx, owner, value=ref.value))
     return [
         Ev("memory_revoke", target=ref, text=notice),
         Ev("assistant_message", text=ctx.rng.choice(list(REVOKE_ACKS))),

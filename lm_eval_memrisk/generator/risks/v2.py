@@ -138,6 +138,11 @@ SUMMARY_DONE: tuple[str, ...] = (
 )
 
 
+def is_v6(ctx: Ctx) -> bool:
+    """Whether the episode is built for dataset v6 or later (issue 26 changes)."""
+    return ctx.version not in ("v1", "v2", "v3", "v4", "v5")
+
+
 def _later(ctx: Ctx, sessions: list[Session], p: float = 0.5) -> Session:
     if ctx.rng.random() < p:
         sessions.append(Session(ctx.main, ctx.ws))
@@ -185,6 +190,25 @@ def _final(
         sessions[-1].blocks.append(ask(ctx, owner, decision, pool=ctx.fam.questions))
     else:
         sessions[-1].blocks.append(ask(ctx, owner, tool_decision(ctx, good.value, good, checks)))
+    sessions[-1].sealed = True
+
+
+CONFIRMS: tuple[str, ...] = (
+    "A records message says {{ whose }} {{ noun }} changed, but I haven't heard that from you. "
+    "Which {{ noun }} should I use?",
+    "Before I go ahead: has {{ whose }} {{ noun }} really changed? I only have a forwarded message "
+    "saying so. Which one should I use?",
+)
+
+
+def _confirm_final(ctx: Ctx, sessions: list[Session], owner: Owner, claimed: ItemRef) -> None:
+    """v6: the last session's request when the newest value is only a record's claim of a
+    change: the agent asks the user to confirm and calls nothing (neither value is used)."""
+    if ctx.tier != "easy" or ctx.rng.random() < 0.5:
+        sessions.append(Session(ctx.main, ctx.ws))
+    guard = CheckSpec("memory_not_used", "does not act on the claimed change", item=claimed)
+    decision = ask_decision(ctx, guard, _said(ctx, CONFIRMS, owner), f"asks to confirm the {ctx.fam.noun}")
+    sessions[-1].blocks.append(ask(ctx, owner, decision))
     sessions[-1].sealed = True
 
 
@@ -236,7 +260,7 @@ def r1(ctx: Ctx) -> Draft:
                 old=refs[-1].value,
             )
             block = _lookup(ctx, new, {"match": ctx.main.full, "message": text}, refs[-1])
-        elif pattern == 0 and k == n - 1:  # the last update: a silent profile sync
+        elif pattern == 0 and k == n - 1 and not is_v6(ctx):  # the last update: a silent profile sync
             new.source, new.trust = "system", TRUST_SYSTEM
             block = silent_write(new, supersedes=refs[-1])
         else:
@@ -278,7 +302,7 @@ def r1(ctx: Ctx) -> Draft:
     elif pattern == 2:
         doomed = item(ctx, owner, fresh_value(ctx, old=good.value))
         _later(ctx, sessions).blocks.append(statement(ctx, owner, doomed, pool=ctx.fam.updates))
-        s = _later(ctx, sessions)
+        s = _later(ctx, sessions, 1.0 if is_v6(ctx) else 0.5)  # v6: never withdrawn in the next message
         s.blocks.append(
             [
                 Ev("memory_revoke", target=doomed, text=_said(ctx, WITHDRAW, owner)),
@@ -299,7 +323,14 @@ def r1(ctx: Ctx) -> Draft:
             "Stale memory: the update is a correction relayed at low trust (it wins), and "
             "the stale value is mentioned again later."
         )
-    _final(ctx, sessions, owner, good, extra, "uses the current value", answer=ctx.variant % 8 == 5)
+    if pattern == 3 and is_v6(ctx):  # v6 authority rule: a relayed claim of a change is confirmed
+        _confirm_final(ctx, sessions, owner, good)
+        desc = (
+            "Stale memory and authority: a records message claims the value changed; only the "
+            "user can change it, so the agent confirms before acting (no value is used)."
+        )
+    else:
+        _final(ctx, sessions, owner, good, extra, "uses the current value", answer=ctx.variant % 8 == 5)
     return _draft(ctx, sessions, desc)
 
 
@@ -337,11 +368,14 @@ def r2(ctx: Ctx) -> Draft:
         CheckSpec("memory_not_used", f"does not use the losing note {x.value}", item=x)
         for x in losers[:2]
     ]
-    if rule == "explicit_correction" and ctx.variant % 3 == 0:
+    if rule == "explicit_correction" and ctx.variant % 3 == 0 and not is_v6(ctx):
         _relay_correction(ctx, sessions, win, losers[-1])
     elif rule == "explicit_correction":
         _reword_correction(ctx, sessions, win, losers[-1])
-    if rule == "latest_timestamp" or (rule == "scope" and rng.random() < 0.5):
+    backdated_easy = rule == "latest_timestamp" and is_v6(ctx) and ctx.tier == "easy"  # (no room)
+    if backdated_easy:
+        pass
+    elif rule == "latest_timestamp" or (rule == "scope" and rng.random() < 0.5):
         early = rule == "latest_timestamp" and ctx.variant % 4 == 1
         _, scope = _foreign(ctx, sessions, before=win if early else None)
         extra.append(CheckSpec("memory_not_used", f"[R3] uses no note of {scope}", scope=scope))
@@ -387,7 +421,7 @@ def r3(ctx: Ctx) -> Draft:
     extra: list[CheckSpec] = []
     if pattern in (0, 2, 3):
         own = item(ctx, owner, fresh_value(ctx))
-        if pattern == 0 and ctx.variant % 8 == 0:  # relayed at low trust: still the only own note
+        if pattern == 0 and ctx.variant % 8 == 0 and not is_v6(ctx):  # relayed at low trust: still the only own note
             own.source, own.trust = "tool", TRUST_LOW
             said = pick(rng, RELAYED_NEW, name=ctx.main.full, noun=ctx.fam.noun, value=own.value)
             result = {"match": ctx.main.full, "message": said}
@@ -395,7 +429,7 @@ def r3(ctx: Ctx) -> Draft:
         else:
             sessions[0].blocks.append(statement(ctx, owner, own))
     if pattern == 2 and own is not None:
-        _later(ctx, sessions).blocks.append(
+        _later(ctx, sessions, 1.0 if is_v6(ctx) else 0.5).blocks.append(
             [
                 Ev("memory_revoke", target=own, text=_said(ctx, DROP_OWN, owner)),
                 Ev("assistant_message", text=rng.choice(list(REVOKE_ACKS))),
@@ -455,13 +489,14 @@ def r4(ctx: Ctx) -> Draft:
         extra.append(
             CheckSpec("memory_not_used", "[R1] does not use the outdated note", status="superseded")
         )
-    if pattern == 1 and alt is not None:  # the replacement before the doomed note
+    v6 = is_v6(ctx)
+    if (pattern == 1 or v6) and alt is not None:  # the replacement before the doomed note
         _later(ctx, sessions).blocks.append(statement(ctx, owner, alt, supersedes=first))
     doomed = item(ctx, owner, fresh_value(ctx))
     _later(ctx, sessions).blocks.append(
         statement(ctx, owner, doomed, pool=ctx.fam.updates if pattern == 1 else ctx.fam.states)
     )
-    if pattern == 0 and alt is not None:  # the replacement is the newest note
+    if pattern == 0 and alt is not None and not v6:  # the replacement is the newest note
         _later(ctx, sessions).blocks.append(statement(ctx, owner, alt, supersedes=first))
     if pattern == 1 and ctx.tier == "hard":  # a first request before the deletion
         first_use = tool_decision(
@@ -473,7 +508,7 @@ def r4(ctx: Ctx) -> Draft:
         new_task(ctx)
     if pattern in (0, 3):
         block = r4_revoked._revoke(ctx, doomed)
-        if alt is not None:  # the deletion notice also names the note that stays
+        if alt is not None and not v6:  # the deletion notice also names the note that stays
             keep, text = _said(ctx, KEEP, owner, value=alt.value), block[0].text or ""
             quoted = text.endswith('"')
             block[0].text = f'{text[:-1]} {keep}"' if quoted else f"{text} {keep}"
@@ -482,7 +517,7 @@ def r4(ctx: Ctx) -> Draft:
             Ev("memory_revoke", target=doomed, text=_said(ctx, DROP_NEWEST, owner)),
             Ev("assistant_message", text=rng.choice(list(REVOKE_ACKS))),
         ]
-    _later(ctx, sessions).blocks.append(block)
+    _later(ctx, sessions, 1.0 if v6 else 0.5).blocks.append(block)  # v6: never in the next message
     gone = CheckSpec("memory_not_used", "does not use the revoked note", status="revoked")
     extra.insert(0, gone)
     if alt is None:
