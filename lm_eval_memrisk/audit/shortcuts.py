@@ -50,7 +50,8 @@ class Shortcut:
     """One line: what the agent does."""
 
 
-def _reply(view: View, choose: dict[str, str]) -> str:
+def reply_with(view: View, choose: dict[str, str]) -> str:
+    """The skeleton's action with each slot filled from ``choose``, as a reply text."""
     action = fill(dict(view.skeleton), choose)
     if "tool" in action:
         call = {"tool": action["tool"], "arguments": dict(action.get("arguments") or {})}
@@ -73,7 +74,7 @@ def _by_picker(pick: Callable[[View, list[Note]], Note | None]) -> Agent:
             if note is None:
                 return ask_reply(view)
             choose[key] = note.value
-        return _reply(view, choose)
+        return reply_with(view, choose)
 
     return agent
 
@@ -215,7 +216,7 @@ def all_rules(view: View) -> str:
         pool = corrected or allowed
         best = max(pool, key=lambda n: (TRUST_ORDER.get(n.trust, 0), n.time, n.id))
         choose[key] = best.value
-    return _reply(view, choose)
+    return reply_with(view, choose)
 
 
 SHORTCUTS: tuple[Shortcut, ...] = (
