@@ -167,7 +167,9 @@ def options(view: View) -> list[Option]:
             feats = _value_features(index, notes) | {"key:other"}
             out.append(Option(key, notes[-1].value, frozenset(feats)))
     request = next((t for r, t in reversed(view.messages) if r == "user"), "")
-    ask = {"ask", f"ask:own:{_bucket(own, 3)}"} | {f"ask:w:{w}" for w in WORD.findall(request.lower())}
+    ask = {"ask", f"ask:own:{_bucket(own, 3)}"} | {
+        f"ask:w:{w}" for w in WORD.findall(request.lower())
+    }
     out.append(Option(view.keys[0] if view.keys else "", None, frozenset(ask)))
     return out
 

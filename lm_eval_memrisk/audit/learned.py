@@ -60,7 +60,9 @@ def labelled(ep: Episode) -> list[tuple[Option, bool]]:
     return rows
 
 
-def train(episodes: Sequence[Episode], cache: dict[str, list[tuple[Option, bool]]] | None = None) -> Model:
+def train(
+    episodes: Sequence[Episode], cache: dict[str, list[tuple[Option, bool]]] | None = None
+) -> Model:
     """The reader's model, fitted on ``episodes``' labelled options (``cache``: labelled
     options by episode id, filled as they are read)."""
     cache = {} if cache is None else cache
@@ -135,7 +137,9 @@ def cross_validated(episodes: Sequence[Episode], folds: int = FOLDS) -> dict[str
     return tally(episodes, lambda ep: ok[ep.id])
 
 
-def learned_audit(episodes: Sequence[Episode], train_seed: int = DEFAULT_TRAIN_SEED) -> dict[str, Any]:
+def learned_audit(
+    episodes: Sequence[Episode], train_seed: int = DEFAULT_TRAIN_SEED
+) -> dict[str, Any]:
     """``{"learned": {R1..R6, "main": cell}, "learned_cv": {...}, "learned_setup": {...}}``:
     the reader trained on the generator's ``train_seed`` episodes, tested on ``episodes``."""
     train_set = training_episodes(episodes, train_seed)

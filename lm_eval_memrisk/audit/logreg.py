@@ -40,7 +40,12 @@ def _matrix(rows: Sequence[Iterable[str]], index: dict[str, int]) -> sparse.csr_
     return sparse.csr_matrix((data, cols, ptr), shape=(len(rows), len(index)))
 
 
-def fit(rows: Sequence[Iterable[str]], labels: Sequence[bool], l2: float = L2, min_count: int = MIN_COUNT) -> Model:
+def fit(
+    rows: Sequence[Iterable[str]],
+    labels: Sequence[bool],
+    l2: float = L2,
+    min_count: int = MIN_COUNT,
+) -> Model:
     """Fit ``P(right | features)`` to ``labels`` (one bag of features per row)."""
     if len(rows) != len(labels):
         raise ValueError(f"{len(rows)} rows but {len(labels)} labels")
@@ -60,6 +65,8 @@ def fit(rows: Sequence[Iterable[str]], labels: Sequence[bool], l2: float = L2, m
         return value, np.append(x.T @ g + l2 * w, g.sum())
 
     theta0 = np.zeros(len(vocab) + 1)
-    res = minimize(loss, theta0, jac=True, method="L-BFGS-B", options={"maxiter": 2000, "gtol": 1e-8})
+    res = minimize(
+        loss, theta0, jac=True, method="L-BFGS-B", options={"maxiter": 2000, "gtol": 1e-8}
+    )
     w = res.x
     return Model(weights={f: float(w[i]) for i, f in enumerate(vocab)}, bias=float(w[-1]))

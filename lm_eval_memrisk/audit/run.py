@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from lm_eval_memrisk.audit.cues import cue_table
@@ -50,7 +51,7 @@ def audit(episodes: Sequence[Episode], shortcuts: Sequence[Shortcut] = SHORTCUTS
     table: dict[str, Any] = {}
     for sc in shortcuts:
         row: dict[str, Any] = {"kind": sc.kind}
-        row.update(tally(episodes, lambda ep, sc=sc: passes(sc, ep)))
+        row.update(tally(episodes, partial(passes, sc)))
         table[sc.name] = row
     return {"shortcuts": table, "cues": cue_table(episodes)}
 
