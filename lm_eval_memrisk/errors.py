@@ -28,3 +28,7 @@ class ModelFileError(MemriskError):
 
 class SamplesError(MemriskError):
     """Malformed or inconsistent lm-eval --log_samples output (names file and line)."""
+
+
+class AuditError(MemriskError):
+    """The audit cannot run as asked (e.g. no training episodes for the learned reader)."""

@@ -64,6 +64,34 @@ KNOWN_UNMET_V3_SEEDS: dict[int, frozenset[str]] = {s: KNOWN_UNMET_V3 for s in (1
 #: (the test fails when one of them falls back under it, or another rises above).
 KNOWN_OVER_V3 = frozenset({"skip-earlier-call"})
 
+#: The outside auditor's cues and agents (added after v5, measured on v2-v5, no dataset
+#: meets them yet): a value held by a record-style lookup result, or said in a sentence
+#: with "unverified" / a negation or hedge word, is almost never the right one, and the
+#: agents that skip such values ("skip-record", "skip-hedged") pass over the single-cue
+#: ceilings on every version; so do some phrase-level cues ("For future reference, my K
+#: is V", "Please keep my K on file: V"), listed per version.  The tests fail when one of
+#: them is fixed, so the lists stay honest.
+NEW_CUES_OUT = frozenset({
+    "notice: sentence with 'unverified'",
+    "notice: sentence with a negation or hedge word",
+    "notice: value in a record-style lookup result",
+})
+NEW_OVER = frozenset({"skip-record", "skip-hedged"})
+PHRASES_OUT = {
+    "v2": frozenset({"phrase: K V", "phrase: for future reference my K is V", "phrase: it's V",
+                     "phrase: mail for me goes to V", "phrase: my K is V", "phrase: please remember my K V"}),
+    "v3": frozenset({"phrase: future reference my usual K is V", "phrase: my K is V"}),
+    "v4": frozenset({"phrase: for future reference my K is V", "phrase: future reference my usual K is V",
+                     "phrase: mail for me goes to V", "phrase: my K is V", "phrase: please keep my K on file V"}),
+}  # fmt: skip
+PHRASES_OUT["v5"] = PHRASES_OUT["v4"]
+
+
+def _maybe_cue(cue: str) -> bool:
+    """Cues whose side of the band differs by generator seed (the seed tests skip them):
+    the phrase cues and the auditor's notices."""
+    return cue.startswith("phrase: ") or cue in NEW_CUES_OUT
+
 
 @pytest.fixture(scope="module")
 def v1_audit() -> dict[str, Any]:
@@ -109,6 +137,7 @@ def test_v1_audit_reproduces_the_issue(v1_audit: dict[str, Any]) -> None:
 def _check_ceilings(
     episodes: list[Episode], result: dict[str, Any], known: frozenset[str] = KNOWN_UNMET,
     known_over: frozenset[str] = frozenset(), maybe_over: frozenset[str] = frozenset(),
+    seeded: bool = False,
 ) -> None:
     for ep in episodes:
         assert score(ep, run_episode(ep, get_agent("oracle"))).success, ep.id
@@ -123,13 +152,13 @@ def _check_ceilings(
         else:
             assert row["main"]["pass_rate"] <= 0.70, (name, row["main"])
     for cue in result["cues"]:
-        if cue["n"] >= 8:
+        if cue["n"] >= 8 and not (seeded and _maybe_cue(cue["cue"])):
             inside = 0.25 <= cue["right_rate"] <= 0.75
             assert inside != (cue["cue"] in known), cue
 
 
 def test_v2_meets_the_ceilings(v2: list[Episode], v2_audit: dict[str, Any]) -> None:
-    _check_ceilings(v2, v2_audit)
+    _check_ceilings(v2, v2_audit, KNOWN_UNMET | NEW_CUES_OUT | PHRASES_OUT["v2"], NEW_OVER)
 
 
 @pytest.mark.slow
@@ -142,8 +171,8 @@ def test_v2_meets_the_ceilings_on_other_seeds(seed: int) -> None:
         assert score(ep, run_episode(ep, get_agent("oracle"))).success, ep.id
     for name, row in rows.items():
         limit = 0.35 if row["kind"] == "single-cue" else 0.70
-        assert row["main"]["pass_rate"] <= limit, (seed, name, row["main"])
-        if row["kind"] == "single-cue":
+        assert row["main"]["pass_rate"] <= limit or name in NEW_OVER, (seed, name, row["main"])
+        if row["kind"] == "single-cue" and name not in NEW_OVER:
             assert all(row[r]["pass_rate"] <= 0.5 for r in (*MAIN_RISKS, "R6")), (seed, name)
 
 
@@ -167,7 +196,11 @@ def test_acknowledgements_are_varied(v2: list[Episode]) -> None:
 def test_cli_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert memrisk(["audit", "--episodes", "v2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"shortcuts", "cues"}
+    assert set(out) == {"shortcuts", "cues", "learned", "learned_cv", "learned_setup"}
+    for key in ("learned", "learned_cv"):
+        assert set(out[key]) == {*MAIN_RISKS, "R6", "main"}
+        assert all(set(c) == {"n", "passed", "pass_rate"} for c in out[key].values())
+    assert out["learned"]["main"]["n"] == 120
     names = {s.name for s in SHORTCUTS}
     assert set(out["shortcuts"]) == names
     row = out["shortcuts"]["all-rules"]
@@ -190,14 +223,14 @@ def v3_audit(v3: list[Episode]) -> dict[str, Any]:
 
 
 def test_v3_meets_the_ceilings(v3: list[Episode], v3_audit: dict[str, Any]) -> None:
-    _check_ceilings(v3, v3_audit, KNOWN_UNMET_V3, KNOWN_OVER_V3)
+    _check_ceilings(v3, v3_audit, KNOWN_UNMET_V3 | NEW_CUES_OUT | PHRASES_OUT["v3"], KNOWN_OVER_V3 | NEW_OVER)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_v3_meets_the_ceilings_on_other_seeds(seed: int) -> None:
     episodes = generate(seed, version="v3")
-    _check_ceilings(episodes, audit(episodes), KNOWN_UNMET_V3_SEEDS[seed], KNOWN_OVER_V3)
+    _check_ceilings(episodes, audit(episodes), KNOWN_UNMET_V3_SEEDS[seed], KNOWN_OVER_V3 | NEW_OVER, seeded=True)
     _check_v3_structure(episodes)
 
 
@@ -361,7 +394,7 @@ def test_v4_meets_the_ceilings(v4: list[Episode], v4_audit: dict[str, Any]) -> N
     """v4 meets every cue ceiling (v3's earlier-call cue is in band) and every agent
     ceiling but KNOWN_OVER_V4's, and keeps v3's structure: tier table, gaps, multi-hop,
     combined, patterns."""
-    _check_ceilings(v4, v4_audit, frozenset(), KNOWN_OVER_V4, MAYBE_OVER_V4)
+    _check_ceilings(v4, v4_audit, NEW_CUES_OUT | PHRASES_OUT["v4"], KNOWN_OVER_V4 | NEW_OVER, MAYBE_OVER_V4)
     row = v4_audit["shortcuts"]["repeat-earlier-call"]
     assert row["main"]["pass_rate"] <= 0.35 and [r for r in (*MAIN_RISKS, "R6") if row[r]["pass_rate"] > 0.5] == ["R3"]
     _check_v3_structure(v4)
@@ -372,7 +405,7 @@ def test_v4_meets_the_ceilings(v4: list[Episode], v4_audit: dict[str, Any]) -> N
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_v4_meets_the_ceilings_on_other_seeds(seed: int) -> None:
     episodes = generate(seed, version="v4")
-    _check_ceilings(episodes, audit(episodes), frozenset(), KNOWN_OVER_V4, MAYBE_OVER_V4)
+    _check_ceilings(episodes, audit(episodes), frozenset(), KNOWN_OVER_V4 | NEW_OVER, MAYBE_OVER_V4, seeded=True)
     _check_v3_structure(episodes)
 
 
@@ -443,10 +476,11 @@ def v5_audit(v5: list[Episode]) -> dict[str, Any]:
 
 
 def test_v5_meets_every_ceiling(v5: list[Episode], v5_audit: dict[str, Any]) -> None:
-    """v5 closes v4's gap: every single-cue agent, both earlier-call agents included, is
-    under its ceilings, every cue in band; v3's structure and v4's earlier-call foils
-    are kept."""
-    _check_ceilings(v5, v5_audit, frozenset(), frozenset())
+    """v5 closes v4's gap: every single-cue agent of v4's audit, both earlier-call agents
+    included, is under its ceilings, every cue of v4's audit in band (the outside
+    auditor's agents and cues are not: NEW_OVER, NEW_CUES_OUT, PHRASES_OUT); v3's
+    structure and v4's earlier-call foils are kept."""
+    _check_ceilings(v5, v5_audit, NEW_CUES_OUT | PHRASES_OUT["v5"], NEW_OVER)
     r3 = {name: v5_audit["shortcuts"][name]["R3"]["passed"]
           for name in ("skip-earlier-call", "repeat-earlier-call")}  # fmt: skip
     assert max(r3.values()) <= 12, r3
@@ -460,7 +494,7 @@ def test_v5_meets_every_ceiling(v5: list[Episode], v5_audit: dict[str, Any]) -> 
 def test_v5_meets_every_ceiling_on_other_seeds(seed: int) -> None:
     episodes = generate(seed, version="v5")
     result = audit(episodes)
-    _check_ceilings(episodes, result, frozenset(), frozenset())
+    _check_ceilings(episodes, result, frozenset(), NEW_OVER, seeded=True)
     _check_v3_structure(episodes)
     _check_earlier_call_foils(episodes, result)
 

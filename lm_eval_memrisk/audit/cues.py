@@ -11,7 +11,15 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from lm_eval_memrisk.audit.shortcuts import CORRECTION_WORDS, DELETE_WORDS, PROHIBIT_WORDS
+from lm_eval_memrisk.audit.shortcuts import (
+    CORRECTION_WORDS,
+    DELETE_WORDS,
+    PROHIBIT_WORDS,
+    TOOL_RESULT,
+    hedged,
+    in_record,
+    sentences,
+)
 from lm_eval_memrisk.audit.view import AUDIT_PRESENTATION, Note, View, read_view
 from lm_eval_memrisk.generator.verify import action_content
 from lm_eval_memrisk.normalize import contains_value
@@ -20,6 +28,36 @@ from lm_eval_memrisk.runner import decision_prompts
 
 QUOTED_NOTICE = re.compile(r'^[A-Z][\w-]+: "')
 SUMMARY_WORDS = re.compile(r"\b(summary|summari[sz]ed|digest|condensed)\b", re.IGNORECASE)
+UNVERIFIED = re.compile(r"\bunverified\b", re.IGNORECASE)
+#: Phrase cues: words kept before and after the value, and the fewest notes a phrase
+#: needs to get a row of the table.
+PHRASE_BEFORE, PHRASE_AFTER, PHRASE_MIN = 6, 4, 8
+PHRASE_WORD = re.compile(r"[a-z']+|VALUE|KEY")
+
+
+def phrases(view: View, note: Note) -> set[str]:
+    """The phrase frames the note's value is said in: ``phrase: for future reference, my K
+    is V`` (``K`` the key, ``V`` the value; at most 6 words before and 4 after, within
+    the sentence), from the user's and assistant's messages (not tool results)."""
+    out: set[str] = set()
+    for i in view.mentions(note.value):
+        text = view.messages[i][1]
+        if TOOL_RESULT.match(text):
+            continue
+        for sentence in sentences(text):
+            low = sentence.lower()
+            if note.value.lower() not in low:
+                continue
+            low = low.replace(note.value.lower(), " VALUE ").replace(note.key.lower(), " KEY ")
+            words = PHRASE_WORD.findall(low)
+            at = words.index("VALUE")
+            frame = [
+                *words[max(0, at - PHRASE_BEFORE) : at],
+                "V",
+                *words[at + 1 : at + 1 + PHRASE_AFTER],
+            ]
+            out.add("phrase: " + " ".join("K" if w == "KEY" else w for w in frame))
+    return out
 
 
 def note_cues(view: View, note: Note, rank: str) -> list[str]:
@@ -42,7 +80,17 @@ def note_cues(view: View, note: Note, rank: str) -> list[str]:
         cues.append("notice: quoted-name notice")
     if view.called_with(note.value):
         cues.append("named in an earlier call")
-    return cues
+    if in_record(view, note.value):
+        cues.append("notice: value in a record-style lookup result")
+    if hedged(view, note.value):
+        cues.append("notice: sentence with a negation or hedge word")
+    if any(
+        UNVERIFIED.search(part) and contains_value(part, note.value)
+        for t in named
+        for part in ([t] if TOOL_RESULT.match(t) else sentences(t))
+    ):
+        cues.append("notice: sentence with 'unverified'")
+    return cues + sorted(phrases(view, note))
 
 
 def _rank(i: int, n: int) -> str:
@@ -52,7 +100,8 @@ def _rank(i: int, n: int) -> str:
 
 
 def cue_table(episodes: Iterable[Episode]) -> list[dict[str, object]]:
-    """``[{"cue", "n", "right_rate"}]`` over every candidate note of every decision."""
+    """``[{"cue", "n", "right_rate"}]`` over every candidate note of every decision
+    (phrase cues only where seen at least :data:`PHRASE_MIN` times)."""
     seen: Counter[str] = Counter()
     right: Counter[str] = Counter()
     for ep in episodes:
@@ -70,4 +119,5 @@ def cue_table(episodes: Iterable[Episode]) -> list[dict[str, object]]:
     return [
         {"cue": cue, "n": seen[cue], "right_rate": round(right[cue] / seen[cue], 3)}
         for cue in sorted(seen)
+        if not cue.startswith("phrase: ") or seen[cue] >= PHRASE_MIN
     ]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from lm_eval_memrisk.audit.cues import cue_table
@@ -33,29 +34,42 @@ def _cell(passed: int, n: int) -> dict[str, Any]:
     return {"n": n, "passed": passed, "pass_rate": round(passed / n, 3) if n else 0.0}
 
 
+def tally(episodes: Iterable[Episode], passed: Callable[[Episode], bool]) -> dict[str, Any]:
+    """``{R1..R6, "main": {"n", "passed", "pass_rate"}}`` of ``passed`` over ``episodes``
+    (groups with no episode left out)."""
+    counts = {g: [0, 0] for g in GROUPS}
+    for ep in episodes:
+        ok = passed(ep)
+        for g in (ep.risk, "main") if ep.track == "main" else (ep.risk,):
+            counts[g][0] += ok
+            counts[g][1] += 1
+    return {g: _cell(p, n) for g, (p, n) in counts.items() if n}
+
+
 def audit(episodes: Sequence[Episode], shortcuts: Sequence[Shortcut] = SHORTCUTS) -> dict[str, Any]:
     """``{"shortcuts": {NAME: {"kind", R1..R6, "main"}}, "cues": [...]}``."""
     table: dict[str, Any] = {}
     for sc in shortcuts:
-        tally = {g: [0, 0] for g in GROUPS}
-        for ep in episodes:
-            ok = passes(sc, ep)
-            for g in (ep.risk, "main") if ep.track == "main" else (ep.risk,):
-                tally[g][0] += ok
-                tally[g][1] += 1
         row: dict[str, Any] = {"kind": sc.kind}
-        row.update({g: _cell(p, n) for g, (p, n) in tally.items() if n})
+        row.update(tally(episodes, partial(passes, sc)))
         table[sc.name] = row
     return {"shortcuts": table, "cues": cue_table(episodes)}
 
 
 def format_tables(result: dict[str, Any]) -> str:
-    """The agent x risk table and the cue table as Markdown."""
+    """The agent x risk table (with the learned reader's rows when ``result`` has them)
+    and the cue table as Markdown."""
     groups = [g for g in GROUPS if any(g in r for r in result["shortcuts"].values())]
     lines = ["| agent | kind | " + " | ".join(groups) + " |", "|---|---|" + "---|" * len(groups)]
-    for name, row in result["shortcuts"].items():
+    rows = [(name, row["kind"], row) for name, row in result["shortcuts"].items()]
+    setup = result.get("learned_setup", {})
+    if "learned" in result:  # learned.learned_audit's rows
+        rows.append((f"learned (trained on seed {setup.get('train_seed', '?')})", "learned", result["learned"]))
+    if "learned_cv" in result:
+        rows.append((f"learned ({setup.get('cv_folds', '?')}-fold CV on this file)", "learned", result["learned_cv"]))
+    for name, kind, row in rows:
         cells = [f"{row[g]['passed']}/{row[g]['n']}" if g in row else "-" for g in groups]
-        lines.append(f"| {name} | {row['kind']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | {kind} | " + " | ".join(cells) + " |")
     lines += ["", "| cue | n | right rate |", "|---|---|---|"]
     lines += [f"| {c['cue']} | {c['n']} | {c['right_rate']:.2f} |" for c in result["cues"]]
     return "\n".join(lines)

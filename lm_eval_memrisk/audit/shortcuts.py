@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from lm_eval_memrisk.audit.view import TRUST_ORDER, Note, View, fill
-from lm_eval_memrisk.normalize import contains_value
+from lm_eval_memrisk.normalize import contains_value, values_equal
 
 REFUSE = "I'm sorry, but I can't help with that."
 NOTHING = "Okay."
@@ -37,6 +37,17 @@ LIFT_WORDS = re.compile(
     re.IGNORECASE,
 )
 
+#: Negation and hedge words: a value in a sentence with one is doubtful.
+HEDGE_WORDS = re.compile(
+    r"\b(not|no longer|never|unverified|unconfirmed|maybe|might|perhaps|possibly|probably|"
+    r"apparently|reportedly|supposedly|allegedly|seems?|I think|I guess|unsure)\b",
+    re.IGNORECASE,
+)
+#: A tool result as the chat presentation shows it: "[tool result: NAME] {json}".
+TOOL_RESULT = re.compile(r"^\[tool result: [^\]]+\]\s*(?P<body>.*)$", re.DOTALL)
+#: Sentence ends (a full stop before a space or the end, not inside "co.uk").
+SENTENCE_END = re.compile(r"(?<=[.!?;])[\"')\]]*\s+|\s+[—–]\s+")
+
 Agent = Callable[[View], str]
 
 
@@ -50,7 +61,8 @@ class Shortcut:
     """One line: what the agent does."""
 
 
-def _reply(view: View, choose: dict[str, str]) -> str:
+def reply_with(view: View, choose: dict[str, str]) -> str:
+    """The skeleton's action with each slot filled from ``choose``, as a reply text."""
     action = fill(dict(view.skeleton), choose)
     if "tool" in action:
         call = {"tool": action["tool"], "arguments": dict(action.get("arguments") or {})}
@@ -73,7 +85,7 @@ def _by_picker(pick: Callable[[View, list[Note]], Note | None]) -> Agent:
             if note is None:
                 return ask_reply(view)
             choose[key] = note.value
-        return _reply(view, choose)
+        return reply_with(view, choose)
 
     return agent
 
@@ -85,6 +97,46 @@ def _newest(notes: list[Note]) -> Note | None:
 def _named_near(view: View, value: str, words: re.Pattern[str]) -> list[int]:
     """Messages that name ``value`` and contain one of ``words``."""
     return [i for i in view.mentions(value) if words.search(view.messages[i][1])]
+
+
+def _record_fields(text: str) -> list[str]:
+    """The string fields of a record-style tool result (a JSON object whose fields each
+    hold one value), or [] when ``text`` is no tool result or not such a record."""
+    m = TOOL_RESULT.match(text)
+    if not m:
+        return []
+    try:
+        body = json.loads(m["body"])
+    except ValueError:
+        return []
+    if not isinstance(body, dict):
+        return []
+    return [str(v) for v in body.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+
+
+def in_record(view: View, value: str) -> bool:
+    """Whether a record-style tool result holds ``value`` as a field of its own."""
+    return any(
+        any(values_equal(field, value) for field in _record_fields(text))
+        for i in view.mentions(value)
+        for text in (view.messages[i][1],)
+    )
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` split into sentences (and clauses set off by a dash)."""
+    return [s for s in SENTENCE_END.split(text) if s.strip()]
+
+
+def hedged(view: View, value: str) -> bool:
+    """Whether a sentence naming ``value`` (a whole tool result counts as one) has a
+    negation or hedge word."""
+    for i in view.mentions(value):
+        text = view.messages[i][1]
+        parts = [text] if TOOL_RESULT.match(text) else sentences(text)
+        if any(contains_value(p, value) and HEDGE_WORDS.search(p) for p in parts):
+            return True
+    return False
 
 
 def newest_any_scope(view: View, notes: list[Note]) -> Note | None:
@@ -124,6 +176,16 @@ def repeat_earlier_call(view: View, notes: list[Note]) -> Note | None:
     newest in scope): "do what you did last time"."""
     mine = [n for n in notes if view.in_scope(n)]
     return _newest([n for n in mine if view.called_with(n.value)]) or _newest(mine)
+
+
+def skip_record(view: View, notes: list[Note]) -> Note | None:
+    """The newest note in scope whose value no record-style lookup result holds."""
+    return _newest([n for n in notes if view.in_scope(n) and not in_record(view, n.value)])
+
+
+def skip_hedged(view: View, notes: list[Note]) -> Note | None:
+    """The newest note in scope whose value no sentence names with a negation or hedge."""
+    return _newest([n for n in notes if view.in_scope(n) and not hedged(view, n.value)])
 
 
 def _corrected_away(view: View, value: str) -> bool:
@@ -191,12 +253,16 @@ def _prohibited(view: View, value: str, shared: AbstractSet[str] = frozenset()) 
 
 
 def all_rules(view: View) -> str:
-    """Scope, deletions, corrections, standing rules, then trust and recency."""
+    """Scope, deletions, corrections, record-style lookups, standing rules, then trust
+    and recency."""
     choose: dict[str, str] = {}
     for key in view.keys:
         notes = [n for n in view.candidates(key) if view.in_scope(n)]
         notes = [n for n in notes if not _named_near(view, n.value, DELETE_WORDS)]
         notes = [n for n in notes if not _corrected_away(view, n.value)]
+        # a record-style lookup holds a legacy value: skip it unless nothing else is left
+        # (the hedge cue is left out: it costs all-rules 1-2 episodes on v5 and seeds 1-2)
+        notes = [n for n in notes if not in_record(view, n.value)] or notes
         common = [_tokens(n.value) for n in view.candidates(key)]
         shared = set.intersection(*common) if len(common) > 1 else set()
         allowed = [n for n in notes if not _prohibited(view, n.value, shared)]
@@ -215,7 +281,7 @@ def all_rules(view: View) -> str:
         pool = corrected or allowed
         best = max(pool, key=lambda n: (TRUST_ORDER.get(n.trust, 0), n.time, n.id))
         choose[key] = best.value
-    return _reply(view, choose)
+    return reply_with(view, choose)
 
 
 SHORTCUTS: tuple[Shortcut, ...] = (
@@ -251,7 +317,15 @@ SHORTCUTS: tuple[Shortcut, ...] = (
         "newest note in scope whose value an earlier call used, else the newest in scope",
     ),
     Shortcut(
+        "skip-record", "single-cue", _by_picker(skip_record),
+        "newest note in scope whose value no record-style lookup result holds",
+    ),
+    Shortcut(
+        "skip-hedged", "single-cue", _by_picker(skip_hedged),
+        "newest note in scope whose value no sentence names with a negation or hedge word",
+    ),
+    Shortcut(
         "all-rules", "all-rules", all_rules,
-        "scope, deletion, correction and rule keywords, then trust, then recency",
+        "scope, deletion, correction, record-lookup and rule cues, then trust, then recency",
     ),
 )  # fmt: skip

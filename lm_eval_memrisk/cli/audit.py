@@ -1,6 +1,7 @@
-"""``memrisk audit [--episodes FILE] [--json] [--stats | --ablations]``: the shortcut audit
-of a dataset (``--stats``: the dataset statistics instead; ``--ablations``: the ablated
-oracles' risk-isolation table instead)."""
+"""``memrisk audit [--episodes FILE] [--json] [--train-seed N] [--stats | --ablations]``: the
+shortcut audit of a dataset and its learned surface reader, trained on the generator's
+``--train-seed`` episodes (``--stats``: the dataset statistics instead; ``--ablations``:
+the ablated oracles' risk-isolation table instead)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,21 @@ import json
 
 from lm_eval_memrisk.loader import load_episodes
 
-HELP = "run the shallow shortcut agents and the cue table on an episode file"
+HELP = "run the shallow shortcut agents, the learned surface reader and the cue table on an episode file"
+#: The learned reader's default training seed (audit.learned.DEFAULT_TRAIN_SEED; kept
+#: here so that building the parser imports no numpy/scipy).
+DEFAULT_TRAIN_SEED = 4242
+
+
+def _seed(text: str) -> int:
+    """A non-negative integer seed, or argparse's error."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {seed}")
+    return seed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="episode JSONL file or a packaged version (v1-v5; default: the shipped dataset)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument(
+        "--train-seed",
+        type=_seed,
+        default=None,
+        metavar="N",
+        help="generator seed of the learned reader's training episodes, built at the audited "
+        "file's version (default %d)" % DEFAULT_TRAIN_SEED,
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--stats",
@@ -37,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the agent x risk table and the cue table (or the JSON object)."""
     from lm_eval_memrisk.audit import audit, format_tables
     from lm_eval_memrisk.audit.ablations import ablations, format_ablations
+    from lm_eval_memrisk.audit.learned import learned_audit
     from lm_eval_memrisk.audit.stats import dataset_stats, format_stats
 
     episodes = load_episodes(args.episodes, track="all")
@@ -49,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(table, sort_keys=True) if args.json else format_ablations(table))
         return 0
     result = audit(episodes)
+    result.update(learned_audit(episodes, DEFAULT_TRAIN_SEED if args.train_seed is None else args.train_seed))
     print(json.dumps(result, sort_keys=True) if args.json else format_tables(result))
     return 0
 
