@@ -3,10 +3,10 @@
 The labelled sets (tests/data/labelled_replies/) were written by readers who never saw
 the checks or the generator: for sampled decisions of dataset v5 they wrote down the
 right move, then wrote realistic replies and labelled each one pass or fail by the
-criteria of README "Scoring" (judge a reply by what it does).  ``replies_v5.jsonl`` (4
+criteria of docs/scoring.md (judge a reply by what it does).  ``replies_v5.jsonl`` (4
 readers) was used to develop the scorer's rules; ``heldout_replies_v5.jsonl`` (3 other
 readers, other decisions) was written afterwards and measured before any rule was
-changed for it (93.9%), then its general misses were fixed too (see README).
+changed for it (93.9%), then its general misses were fixed too (see docs/scoring.md).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ from lm_eval_memrisk.scorer import score
 from lm_eval_memrisk.state import state_at
 
 MUST_FAIL = {"R1": "stale", "R2": "stale", "R4": "stale", "R3": "leaky", "R5": "constraint-blind"}
-#: Cues of v2 whose right rate is still outside [0.25, 0.75] (see README, "Shortcut audit").
+#: Cues of v2 whose right rate is still outside [0.25, 0.75] (see docs/datasets.md, "Shortcut audit").
 KNOWN_UNMET = frozenset(
     {"notice: rule word", "recency oldest", "recency only note", "scope other"}
 )
@@ -55,7 +55,7 @@ KNOWN_UNMET = frozenset(
 
 #: Cues of v3 still outside [0.25, 0.75], on the packaged file and on seeds 1-3 (the
 #: test fails when a cue leaves the band, or when a listed one enters it).  Open gap
-#: (README "Shortcut audit", found after render 3): a passed decision point shows its
+#: (docs/datasets.md "Shortcut audit", found after render 3): a passed decision point shows its
 #: reference call, and v3 changes the state after every early request, so a value an
 #: earlier call used is never the right one later (right rate 0.00).
 KNOWN_UNMET_V3 = frozenset({"named in an earlier call"})
@@ -381,7 +381,7 @@ def v4_audit(v4: list[Episode]) -> dict[str, Any]:
     return audit(v4)
 
 
-#: Single-cue agents over their ceiling on v4 (README "v4's open gap"): the converse of
+#: Single-cue agents over their ceiling on v4 (docs/datasets.md "v4's open gap"): the converse of
 #: v3's gap, "repeat-earlier-call", passes 17/24 of R3 (under the ceiling elsewhere); and
 #: since scorer 3.0, "skip-earlier-call" (47/120): it asks at v4's R5 final requests (the
 #: held value is the one the earlier request used), and 3.0 credits any question about

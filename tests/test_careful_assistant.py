@@ -2,7 +2,7 @@
 
 tests/data/careful_assistant/replies_v5.jsonl holds one reply per decision of dataset v5
 (main track and R6), written blind by a capable assistant that read only the rendered
-prompt.  Its failures are classified in the README ("Capability range"); a scorer or
+prompt.  Its failures are classified in docs/results.md ("Capability range"); a scorer or
 dataset change that turns another careful reply into a failure makes this test fail,
 and the change has to say why.
 """
@@ -18,7 +18,7 @@ from lm_eval_memrisk.scorer import score
 
 REPLIES = Path(__file__).parent / "data" / "careful_assistant" / "replies_v5.jsonl"
 
-#: Episode -> why the careful reply fails (README, "Capability range").
+#: Episode -> why the careful reply fails (docs/results.md, "Capability range").
 KNOWN_FAILURES = {
     "R1-hard-03": "ambiguous prompt: a low-trust record's 'correction' of the address wins by the stated rule (authority, v6)",
     "R2-easy-07": "ambiguous prompt: a low-trust record's 'correction' of the address wins by the stated rule (authority, v6)",

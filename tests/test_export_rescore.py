@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,95 @@ def test_tasks_load_from_an_exported_folder(tmp_path):
     export(load_episodes(track="all"), tmp_path / "hub")
     docs = load_docs(risk="R2", dataset=str(tmp_path / "hub"))["test"]
     assert [d["episode_id"] for d in docs] == [e.id for e in load_episodes() if e.risk == "R2"]
+
+
+def _doc_hash(doc):
+    """The doc_hash lm-eval logs for a doc (lm_eval.evaluator, --log_samples)."""
+    from lm_eval.utils import handle_non_serializable, hash_string
+
+    return hash_string(json.dumps(doc, indent=2, default=handle_non_serializable, ensure_ascii=False))
+
+
+def test_the_dataset_card_describes_every_field_and_gives_version_and_citation(tmp_path):
+    from lm_eval_memrisk.doc_rows import COLUMNS
+    from lm_eval_memrisk.export_hf import export
+    from lm_eval_memrisk.loader import dataset_hash
+
+    export(load_episodes(track="all"), tmp_path / "hub")
+    card = (tmp_path / "hub" / "README.md").read_text(encoding="utf-8")
+    fields = card[card.index("## Fields"):card.index("## Citation")]
+    assert re.findall(r"^\| `(\w+)` \| string \| .+ \|$", fields, re.M) == list(COLUMNS)
+    assert "Dataset version: v5 (episode `version` `5.0`; the packaged `episodes_v5.jsonl`)" in card
+    assert f"Dataset hash: `{dataset_hash()}`" in card
+    assert "MemRiskBench: Trace-Aware Risk-Preserving Evaluation for Long-Horizon LLM Agents" in card
+    assert "Jiang, Jianhua and Yuan, Dongbo and Li, Weihua" in card and "eprint        = {2609.14976}" in card
+    # an older version names itself; an edited set does not claim to be a packaged file
+    export(load_episodes("v3", track="all"), tmp_path / "v3")
+    assert "Dataset version: v3 (episode `version` `3.0`;" in (tmp_path / "v3" / "README.md").read_text()
+    export(load_episodes(track="all")[:30], tmp_path / "part")
+    assert "not the packaged v5 file" in (tmp_path / "part" / "README.md").read_text()
+
+
+def test_an_exported_episode_has_the_packaged_doc_hash(tmp_path):
+    """#28: the export wrote each row's keys sorted, so a doc loaded from it serialised
+    differently and lm-eval logged another doc_hash for the same episode."""
+    datasets = pytest.importorskip("datasets")
+    from lm_eval_memrisk.doc_rows import COLUMNS
+    from lm_eval_memrisk.harness.dataset import load_docs
+
+    out = tmp_path / "hub"
+    assert main(["export-hf", str(out)]) == 0
+    raw = datasets.load_dataset(str(out), "r3", split="test", cache_dir=str(tmp_path / "c"))
+    assert raw.column_names == list(COLUMNS)  # the file itself is in the packaged order
+    packaged = load_docs(risk="R3")["test"]
+    exported = load_docs(risk="R3", dataset=str(out))["test"]
+    assert [_doc_hash(d) for d in exported] == [_doc_hash(d) for d in packaged]
+    assert [_doc_hash(dict(d)) for d in raw] == [_doc_hash(d) for d in packaged]
+    # an export written before the fix (sorted keys) still loads with the packaged hashes
+    old = tmp_path / "old"
+    (old / "data").mkdir(parents=True)
+    (old / "README.md").write_text((out / "README.md").read_text())
+    for f in (out / "data").iterdir():
+        rows = [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines()]
+        (old / "data" / f.name).write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
+                                                   for r in rows), encoding="utf-8")
+    assert [_doc_hash(d) for d in load_docs(risk="R3", dataset=str(old))["test"]] == [
+        _doc_hash(d) for d in packaged]
+
+
+def test_lm_eval_logs_the_same_doc_hash_from_the_export(tmp_path, monkeypatch):
+    """End to end: two lm-eval runs of one task, package data vs the exported folder."""
+    datasets = pytest.importorskip("datasets")
+    # a private datasets cache: the shared one keeps features of earlier exports named "hub"
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-cache")
+    hub = tmp_path / "hub"
+    assert main(["export-hf", str(hub)]) == 0
+    hashes = {}
+    for name, extra in (("packaged", []), ("export", ["--metadata", json.dumps({"dataset": str(hub)})])):
+        out = tmp_path / name
+        assert main(["eval", "--model", "memrisk-agent", "--model_args", "agent=oracle,model=oracle",
+                     "--tasks", "memriskbench_r3", "--limit", "4", "--output_path", str(out),
+                     "--log_samples", *extra]) == 0
+        (samples,) = out.rglob("samples_memriskbench_r3_*.jsonl")
+        rows = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
+        hashes[name] = [(r["doc"]["episode_id"], r["doc_hash"]) for r in rows]
+    assert len(hashes["packaged"]) == 4 and hashes["export"] == hashes["packaged"]
+
+
+def test_a_second_export_under_the_same_folder_name_is_not_served_from_the_cache(tmp_path):
+    """datasets caches a local folder by its name: a v5 export into b/hub was read back as
+    the v3 export of a/hub loaded before it."""
+    pytest.importorskip("datasets")
+    from lm_eval_memrisk.export_hf import export
+    from lm_eval_memrisk.harness.dataset import load_docs
+
+    name = f"hub-{tmp_path.name}"  # one cache entry for this test, in the shared cache
+    export(load_episodes("v3", track="all"), tmp_path / "a" / name)
+    assert {d["version"] for d in load_docs(risk="R3", dataset=str(tmp_path / "a" / name))["test"]} == {"3.0"}
+    export(load_episodes("v5", track="all"), tmp_path / "b" / name)
+    docs = load_docs(risk="R3", dataset=str(tmp_path / "b" / name))["test"]
+    assert {d["version"] for d in docs} == {"5.0"}
+    assert [d["episode_json"] for d in docs] == [d["episode_json"] for d in load_docs(risk="R3")["test"]]
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +228,7 @@ def test_rescore_keeps_the_memory_policys_view_and_its_attribution(tmp_path):
         for x in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
             logged[x["episodes"]["episode_id"]] = x["episodes"]
     hidden = {k for k, v in logged.items() if v["failure"] == "policy_hidden"}
-    assert hidden  # recency:3 hides a needed value in some R1 episodes (the README's ceiling table)
+    assert hidden  # recency:3 hides a needed value in some R1 episodes (the ceiling table in docs/interactive.md)
     assert main(["rescore", str(out), "--json"]) == 0
     rescored = {}
     for path in out.rglob("samples_memriskbench_r1_*rescored-default-revised.jsonl"):

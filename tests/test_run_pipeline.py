@@ -321,7 +321,7 @@ def _real(n: int = 60, version: str | None = None) -> list[Episode]:
 
 def test_visible_oracle_validates_policies_on_real_episodes():
     # v3: recency:3 hides a needed value in one R3 episode (v4 changed that episode and
-    # no policy hides a needed value there: README, the visible-oracle table)
+    # no policy hides a needed value there: docs/interactive.md, the visible-oracle table)
     episodes = _real(120, "v3")
     agent = get_agent("visible-oracle")
     full = [score(e, run_episode(e, agent)).success for e in episodes]

@@ -14,6 +14,7 @@ The task YAML's metadata chooses the slice: ``risk``, ``tier``, ``track``, ``sub
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import datasets
@@ -28,14 +29,22 @@ SUBSET_VERSIONS: dict[str, str] = {"subset20": "v5"}
 
 def _from_hub(dataset: str, risk: str | None, track: str | None) -> list[dict[str, Any]]:
     config = (risk or ("r6" if track == "r6" else "all")).lower()
+    # a local folder (a `memrisk export-hf` output) is rebuilt on every load: datasets
+    # caches it under the folder's name, so a second export into another folder of the
+    # same name (say, of another dataset version) was served the first one's episodes
+    fresh = {"download_mode": "force_redownload"} if os.path.isdir(dataset) else {}
     try:
-        ds = datasets.load_dataset(dataset, name=config, split="test")
+        ds = datasets.load_dataset(dataset, name=config, split="test", **fresh)
     except Exception as exc:  # datasets raises many types; name what failed
         raise MemriskError(f"could not load dataset {dataset!r} (config {config!r}): {exc}") from exc
     missing = [c for c in COLUMNS if c not in ds.column_names]
     if missing:
         raise MemriskError(f"dataset {dataset!r} lacks columns {missing}; expected {list(COLUMNS)}")
-    return [dict(r) for r in ds]
+    # the packaged docs' key order (COLUMNS first): lm-eval's doc_hash is json.dumps(doc)
+    # without sorted keys, so an export written in another order (older exports sorted
+    # their keys) would log another doc_hash for the same episode
+    return [{**{c: r[c] for c in COLUMNS}, **{k: v for k, v in r.items() if k not in COLUMNS}}
+            for r in ds]
 
 
 def _no_episodes_message(
