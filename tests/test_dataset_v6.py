@@ -89,7 +89,11 @@ def test_every_ablated_oracle_fails_every_episode_of_its_risk(datasets: dict[str
 #: its early request's value, and the six with no own note (the answer is to ask) pass
 #: both the "repeat" and the "skip" agent, which fall back to asking: the two together
 #: pass at least 30 of 24 + 6, so one of them is over 12/24 (measured: 12-14 / 11-13).
-KNOWN_OVER_RISK_CEILING = {("repeat-earlier-call", "R3"), ("skip-earlier-call", "R3")}
+#: ``skip-record`` (skip values a records lookup holds) passes 14/24 of R3: its ask
+#: episodes (no own note) and those whose re-import of an old value comes by lookup.
+KNOWN_OVER_RISK_CEILING = {
+    ("repeat-earlier-call", "R3"), ("skip-earlier-call", "R3"), ("skip-record", "R3"),
+}
 
 
 def test_shortcut_ceilings(datasets: dict[str, list[Episode]]) -> None:
@@ -105,6 +109,18 @@ def test_shortcut_ceilings(datasets: dict[str, list[Episode]]) -> None:
                     assert row[risk]["pass_rate"] <= 0.625, (name, agent, risk, row[risk])
                 else:
                     assert row[risk]["pass_rate"] <= 0.50, (name, agent, risk, row[risk])
+
+
+def test_learned_surface_reader_is_measured_and_not_above_v6s_level(datasets: dict[str, list[Episode]]) -> None:
+    """The learned reader (trained on seed 4242, tested on each file) passes 78-84/120 of
+    v6 (v5: 81-85): the issue's goal (<= 60% of main, <= 75% per risk) is NOT met yet;
+    this pins v6's level so a change that makes the surface easier fails."""
+    from lm_eval_memrisk.audit.learned import learned_audit
+
+    for name, episodes in datasets.items():
+        result = learned_audit(episodes)["learned"]
+        assert result["main"]["n"] == 120
+        assert result["main"]["pass_rate"] <= 0.72, (name, result["main"])
 
 
 def test_v6_prompt_states_the_authority_rule_and_v5_keeps_its_rules() -> None:
