@@ -79,7 +79,7 @@ TRACK_CHOICES: tuple[str, ...] = ("main", "r6", "all")
 PathArg = str | os.PathLike[str]
 
 # Size limits of an episode file (enforced on load and by ``memrisk validate``; the
-# shipped datasets stay far below: v1-v5 are under 1 MB, their longest text is 257
+# shipped datasets stay far below: v1-v6 are under 1 MB, their longest text is 257
 # characters, their longest episode 51 events).  Errors name file, line and field.
 #: Largest episode file, in bytes.
 MAX_FILE_BYTES = 64 * 1024 * 1024
