@@ -23,18 +23,18 @@ from lm_eval_memrisk.generator.finish import finish
 from lm_eval_memrisk.generator.people import Cast
 from lm_eval_memrisk.generator.plan import compile_plan
 from lm_eval_memrisk.generator.risks import BUILDERS, R2_SCOPE_FAMILIES, RISK_FAMILIES, Ctx, Draft
+from lm_eval_memrisk.generator.risks.common import task_for
 from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import BUILDERS as V3_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS, V5_BUILDERS
 from lm_eval_memrisk.generator.risks.v6 import R2_RULES as V6_R2_RULES
-from lm_eval_memrisk.generator.risks.common import task_for
 from lm_eval_memrisk.generator.risks.v6 import V6_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
 from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
 from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 from lm_eval_memrisk.loader import VERSION_FIELDS
-from lm_eval_memrisk.validate import MAX_CHECKS
 from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode, Event, Tool
+from lm_eval_memrisk.validate import MAX_CHECKS
 
 #: Dataset versions the generator can build: name -> the episodes' ``version`` field
 #: (the inverse of the loader's table, which names the packaged file of each field).
