@@ -5,14 +5,15 @@ one-line ``lm_eval_memrisk-autoload.pth`` into site-packages.  That line runs at
 interpreter start, so it imports no file: it checks the opt-out
 ``MEMRISK_NO_AUTOLOAD`` and otherwise puts a tiny ``sys.meta_path`` finder in front
 (a class built inline, marked ``memrisk_autoload``) that answers ``None`` for every
-module but ``lm_eval.tasks.manager`` and ``lm_eval.models``, and for those two calls
+module but ``lm_eval.tasks.manager``, ``lm_eval.models`` and ``lm_eval.evaluator``, and for those calls
 :func:`find_spec` here.  ``benchmarks/bench_startup.py`` measures what the line adds
 to ``python -c pass`` (README, Benchmarks).
 
-For those two modules, :mod:`lm_eval_memrisk.lm_eval_patches` checks the lm-eval
+For those modules, :mod:`lm_eval_memrisk.lm_eval_patches` checks the lm-eval
 version and patches right after the module has executed: ``TaskManager`` also indexes
-our task configs, and ``llama-cpp`` / ``memrisk-agent`` / ``memrisk-chat-completions``
-are registered as lazy models.
+our task configs, ``llama-cpp`` / ``memrisk-agent`` / ``memrisk-chat-completions``
+are registered as lazy models, and ``simple_evaluate`` makes lm-eval's ``--seed``
+readable by our models (``RUN_SEED``).
 :func:`install` does the same without the .pth (``memrisk eval``, a source checkout).
 """
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from types import ModuleType
 
-TARGETS = frozenset({"lm_eval.tasks.manager", "lm_eval.models"})
+TARGETS = frozenset({"lm_eval.tasks.manager", "lm_eval.models", "lm_eval.evaluator"})
 
 
 def tasks_dir() -> "Path":
@@ -68,7 +69,9 @@ def install() -> None:
         return
     if not any(getattr(f, "memrisk_autoload", False) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
-    loaded = [name for name in TARGETS if name in sys.modules]
+    # a module still executing (this import happened inside it) is patched by its loader
+    loaded = [name for name in TARGETS if name in sys.modules
+              and not getattr(getattr(sys.modules[name], "__spec__", None), "_initializing", False)]
     if loaded:
         from lm_eval_memrisk.lm_eval_patches import apply_patch
 

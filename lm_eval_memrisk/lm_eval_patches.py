@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from lm_eval_memrisk._autoload import tasks_dir
@@ -135,9 +136,47 @@ def _patch_models(module: ModuleType) -> None:
     register_models(model_registry)
 
 
+#: lm-eval's ``--seed`` for sampling (its torch slot: ``--seed 42`` sets all four slots
+#: to 42; the default, 1234, is the llama-cpp model's own default), set while
+#: ``simple_evaluate`` runs.  lm-eval 0.4.13 seeds random/numpy/torch but hands no seed
+#: to the model, so the llama-cpp model reads it here (a ``seed`` model_arg wins) and
+#: the task signs it; None outside a run or when ``--seed`` left that slot unset.
+RUN_SEED: ContextVar[int | None] = ContextVar("memrisk_run_seed", default=None)
+
+
+def _patch_evaluator(module: ModuleType) -> None:
+    import functools
+    import inspect
+
+    original = getattr(module, "simple_evaluate", None)
+    if original is None or getattr(original, "_memrisk_patched", False):
+        return
+    params = inspect.signature(original).parameters
+    if "torch_random_seed" not in params:
+        raise LookupError("lm_eval.evaluator.simple_evaluate(torch_random_seed=...) not found")
+    default = params["torch_random_seed"].default
+
+    @functools.wraps(original)
+    def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = inspect.signature(original).bind_partial(*args, **kwargs).arguments
+        except TypeError:  # let lm-eval report a bad call itself
+            bound = {}
+        seed = bound.get("torch_random_seed", default)
+        token = RUN_SEED.set(int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            RUN_SEED.reset(token)
+
+    simple_evaluate._memrisk_patched = True  # type: ignore[attr-defined]
+    module.simple_evaluate = simple_evaluate
+
+
 PATCHES: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.tasks.manager": _patch_task_manager,
     "lm_eval.models": _patch_models,
+    "lm_eval.evaluator": _patch_evaluator,
 }
 
 _state: dict[str, str | None] = {}  # "reason": why lm-eval is unsupported (checked once)

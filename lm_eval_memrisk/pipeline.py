@@ -33,7 +33,7 @@ from lm_eval_memrisk.run_lock import hold_folder
 from lm_eval_memrisk.run_store import RunStore
 from lm_eval_memrisk.runner import run_scripted
 from lm_eval_memrisk.scorer import ScoreResult, score
-from lm_eval_memrisk.signature import signature
+from lm_eval_memrisk.signature import generation_settings, signature
 from lm_eval_memrisk.systems import System
 from lm_eval_memrisk.trace import MODES, Trace
 
@@ -78,6 +78,21 @@ def run_manifest(
         "memory_policy": memory_policy, "max_steps": max_steps, "dataset_hash": dataset_hash,
         "presentation": presentation.name, "tools": presentation.tools,
     }
+
+
+def system_generation(system: System) -> dict[str, Any]:
+    """The effective generation settings of ``system`` for the signature: {} for a
+    reference agent (it does not generate); for a model, the task defaults with its
+    ``gen_kwargs`` and its model_args' sampling settings applied, and its seed (the
+    model's provenance, e.g. llama-cpp's ``seed``)."""
+    settings = dict(system.settings)
+    if "model" not in settings:
+        return {}
+    raw = settings.get("model_args") or ""
+    pairs = (p.partition("=") for p in str(raw).split(",") if p.strip())
+    args = {k.strip(): v.strip() for k, sep, v in pairs if sep}
+    seed = system.info().get("seed")
+    return generation_settings(settings.get("gen_kwargs"), args, seed if isinstance(seed, int) else None)
 
 
 def run_benchmark(
@@ -130,11 +145,12 @@ def run_benchmark(
         traces = [by_id[e.id] for e in episodes]
         results = [score(e, t, variant=variant) for e, t in zip(episodes, traces)]
         attributed = [attribute(e, t, r) for e, t, r in zip(episodes, traces, results)]
+        generation = system_generation(system)
         sig = signature(
             dataset_hash, variant=variant, policy=described["signature"], mode=mode, agent=system.name,
-            presentation=shown.name, tools=shown.tools,
+            presentation=shown.name, tools=shown.tools, generation=generation,
         )
         if store is not None:
-            config = {**manifest, **system.info()}
-            store.finalize(episodes, results, attributed, dataset_hash, system.name, config)
+            config = {**manifest, **system.info(), **({"generation": generation} if generation else {})}
+            store.finalize(episodes, results, attributed, dataset_hash, system.name, config, generation)
     return RunResult(results, traces, sig, manifest, attributed)

@@ -21,7 +21,7 @@ import datetime as _dt
 import errno
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -172,8 +172,10 @@ class RunStore:
     def finalize(
         self, episodes: Sequence[Episode], results: Sequence[ScoreResult],
         attribution: Sequence[dict[str, Any]], dataset_hash: str, name: str, config: dict[str, Any],
+        generation: Mapping[str, Any] | None = None,
     ) -> None:
-        """Write scores.jsonl, attribution.jsonl and the lm-eval style folder."""
+        """Write scores.jsonl, attribution.jsonl and the lm-eval style folder (each sample
+        signed with the run's ``generation`` settings, :func:`~lm_eval_memrisk.signature.generation_settings`)."""
         missing = [e.id for e in episodes if e.id not in self.finished]
         if missing:
             raise MemriskError(f"run incomplete: {len(missing)} episodes have no trace (e.g. {missing[0]})")
@@ -185,7 +187,7 @@ class RunStore:
                     written.append(self.out / filename)
                     with open(self.out / filename, "w", encoding="utf-8") as fh:
                         fh.writelines(json_line(row) + "\n" for row in rows)
-                self._write_lm_eval_folder(episodes, dataset_hash, name, config, written)
+                self._write_lm_eval_folder(episodes, dataset_hash, name, config, written, generation)
             except BaseException:
                 for path in written:  # a failed finish leaves no partial result behind
                     path.unlink(missing_ok=True)
@@ -193,14 +195,15 @@ class RunStore:
 
     def _write_lm_eval_folder(
         self, episodes: Sequence[Episode], dataset_hash: str, name: str, config: dict[str, Any],
-        written: list[Path],
+        written: list[Path], generation: Mapping[str, Any] | None = None,
     ) -> None:
         folder = model_folder(self.out, name)
         folder.mkdir(parents=True, exist_ok=True)
         stamp = _dt.datetime.now().isoformat().replace(":", "-")
         by_task: dict[str, list[dict[str, Any]]] = {}
         for ep in episodes:
-            by_task.setdefault(task_name(ep), []).append(self._sample(ep, dataset_hash, len(by_task.get(task_name(ep), []))))
+            by_task.setdefault(task_name(ep), []).append(self._sample(
+                ep, dataset_hash, len(by_task.get(task_name(ep), [])), generation))
         results: dict[str, Any] = {}
         for task, samples in sorted(by_task.items()):
             written.append(folder / f"samples_{task}_{stamp}.jsonl")
@@ -214,9 +217,11 @@ class RunStore:
         written.append(folder / f"results_{stamp}.json")
         written[-1].write_text(json.dumps(payload, indent=2, sort_keys=True), encoding="utf-8")
 
-    def _sample(self, ep: Episode, dataset_hash: str, doc_id: int) -> dict[str, Any]:
+    def _sample(
+        self, ep: Episode, dataset_hash: str, doc_id: int, generation: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         trace = self.finished[ep.id]
-        metrics = sample_metrics(ep, trace, dataset_hash)
+        metrics = sample_metrics(ep, trace, dataset_hash, generation=generation)
         replies = [[d.raw_reply] for d in trace.decisions]
         return {
             "doc_id": doc_id, "doc": to_rows([ep], dataset_hash)[0], "filter": "none",

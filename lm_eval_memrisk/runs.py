@@ -35,6 +35,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
@@ -249,6 +250,12 @@ class SystemLog:
     """``config`` of the newest results file ({} when there is none)."""
     results_file: Path | None
     notes: tuple[str, ...] = ()
+    generation: Mapping[str, Any] = dataclass_field(default_factory=dict)
+    """The run's effective generation settings (:func:`run_generation`), for its signature."""
+    owed: frozenset[str] = frozenset()
+    """Episodes of tasks whose samples file had rows removed (every doc of such a task)."""
+    rows_removed: tuple[str, ...] = ()
+    """One line per samples file whose rows were removed after lm-eval wrote it."""
 
     @property
     def passed(self) -> int:
@@ -269,6 +276,7 @@ class SystemLog:
             "flagged": [f"{s.where}: stored {', '.join(s.disagreements)} disagree with the recomputed scores"
                         for s in self.flagged],
             "cut": [f"{s.where}: {s.episode_id}" for s in self.samples if s.cut],
+            "rows_removed": list(self.rows_removed),
         }
 
 
@@ -347,17 +355,21 @@ def _file_docs(path: Path, known: Mapping[str, KnownDataset]) -> tuple[set[str],
 
 
 def choose_files(
-    folder: Path, known: Mapping[str, KnownDataset] | None = None
+    folder: Path | Sequence[Path], known: Mapping[str, KnownDataset] | None = None
 ) -> tuple[list[tuple[str, str, Path]], list[str]]:
     """Per task the newest complete samples file: [(date, task, path)], plus notes.
 
+    ``folder``: one model folder, or the model folders of one system (several runs of it
+    into one ``--output_path``): their files compete per task, the newest winning.
     Complete: it ends with a newline and holds every doc of its task (checked when
     ``known`` is given).  When no file of a task holds every doc, the newest whole one is
     used and a note says the system is incomplete (:func:`standings` decides rankings).
     """
+    folders = [folder] if isinstance(folder, Path) else list(folder)
+    folder = folders[0] if len(folders) == 1 else Path(", ".join(str(f) for f in folders))
     notes: list[str] = []
     by_task: dict[str, list[tuple[str, Path]]] = {}
-    for f in sorted(folder.glob(SAMPLES_GLOB)):
+    for f in sorted(f for d in folders for f in d.glob(SAMPLES_GLOB)):
         m = SAMPLES_RE.match(f.name)
         if not m:
             notes.append(f"{f}: ignored (not samples_<task>_<date>.jsonl)")
@@ -414,8 +426,9 @@ def _complete(path: Path) -> bool:
         raise MemriskError(f"{path}: cannot read samples file: {exc}") from exc
 
 
-def _results_config(folder: Path) -> tuple[Path | None, dict[str, Any]]:
-    files = sorted(folder.glob("results_*.json"))
+def _results_data(folders: Sequence[Path]) -> tuple[Path | None, dict[str, Any]]:
+    """The newest results file of ``folders`` and its JSON object ({} when there is none)."""
+    files = sorted((f for d in folders for f in d.glob("results_*.json")), key=lambda f: (f.name, str(f)))
     if not files:
         return None, {}
     try:
@@ -424,8 +437,39 @@ def _results_config(folder: Path) -> tuple[Path | None, dict[str, Any]]:
         raise MemriskError(f"{files[-1]}: cannot read results file: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise MemriskError(f"{files[-1]}:{exc.lineno}: results file is not valid JSON ({exc.msg})") from exc
-    config = data.get("config") if isinstance(data, dict) else None
-    return files[-1], config if isinstance(config, dict) else {}
+    return files[-1], data if isinstance(data, dict) else {}
+
+
+def _results_config(folder: Path | Sequence[Path]) -> tuple[Path | None, dict[str, Any]]:
+    path, data = _results_data([folder] if isinstance(folder, Path) else folder)
+    config = data.get("config")
+    return path, config if isinstance(config, dict) else {}
+
+
+def run_generation(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The effective generation settings a results file records
+    (:func:`lm_eval_memrisk.signature.generation_settings`): ``config.generation`` of a
+    ``memrisk run`` folder; for lm-eval, a memriskbench task's ``generation_kwargs``
+    (``--gen_kwargs`` applied), the model-side settings that reached the task's metadata
+    (model_args) and lm-eval's ``--seed`` (``torch_seed``)."""
+    from lm_eval_memrisk.signature import generation_settings
+
+    config = data.get("config") if isinstance(data.get("config"), Mapping) else {}
+    assert isinstance(config, Mapping)
+    if isinstance(config.get("generation"), Mapping):
+        return dict(config["generation"])
+    configs = data.get("configs")
+    tasks = [c for t, c in sorted(configs.items()) if t.startswith("memriskbench") and isinstance(c, Mapping)] \
+        if isinstance(configs, Mapping) else []
+    if not tasks:
+        return {}
+    gen = tasks[0].get("generation_kwargs")
+    meta = tasks[0].get("metadata") if isinstance(tasks[0].get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    model_side = {k: meta[k] for k in ("temperature", "max_gen_toks", "seed") if k in meta}
+    seed = config.get("torch_seed")
+    return generation_settings(gen if isinstance(gen, Mapping) else None, model_side,
+                               seed if isinstance(seed, int) and not isinstance(seed, bool) else None)
 
 
 def model_args(config: Mapping[str, Any]) -> dict[str, str]:
@@ -451,24 +495,47 @@ def system_name(config: Mapping[str, Any]) -> str | None:
     return args.get("base") or None
 
 
-def read_system(folder: Path, name: str | None, known: Mapping[str, KnownDataset]) -> SystemLog:
-    """One model folder -> SystemLog (named ``name``, else by its run settings, else its folder)."""
-    chosen, notes = choose_files(folder, known)
-    results_file, config = _results_config(folder)
+def read_system(
+    folder: Path | Sequence[Path], name: str | None, known: Mapping[str, KnownDataset]
+) -> SystemLog:
+    """One model folder (or the folders of several runs of one system) -> SystemLog
+    (named ``name``, else by its run settings, else its folder).
+
+    A samples file whose ``doc_id``s are not 0..n-1 had rows removed after lm-eval wrote
+    it (lm-eval numbers a task's docs from 0, ``--limit N`` keeps 0..N-1): the system owes
+    every doc of that task (:attr:`SystemLog.owed`) and is never ranked (:func:`standings`).
+    """
+    folders = [folder] if isinstance(folder, Path) else list(folder)
+    chosen, notes = choose_files(folders, known)
+    results_file, data = _results_data(folders)
+    config = data.get("config") if isinstance(data.get("config"), dict) else {}
     by_id: dict[str, tuple[str, LoggedSample]] = {}
+    owed: set[str] = set()
+    removed: list[str] = []
     for date, task, path in chosen:
         in_file: dict[str, str] = {}
-        for where, data in read_sample_objects(path):
-            sample = read_sample(data, where, task, known)
+        doc_ids: list[int] = []
+        dataset: KnownDataset | None = None
+        for where, data_line in read_sample_objects(path):
+            sample = read_sample(data_line, where, task, known)
             if sample.episode_id in in_file:
                 raise SamplesError(f"{where}: duplicate episode {sample.episode_id} "
                                    f"(also at {in_file[sample.episode_id]})")
             in_file[sample.episode_id] = where
+            doc_ids.append(sample.doc_id)
+            dataset = dataset or known.get(sample.dataset_hash)
             old = by_id.get(sample.episode_id)
             if old is None or date > old[0]:
                 by_id[sample.episode_id] = (date, sample)
         if not in_file:
             raise SamplesError(f"{path}: no sample lines")
+        if sorted(doc_ids) != list(range(len(doc_ids))):
+            gaps = sorted(set(range(max(doc_ids) + 1)) - set(doc_ids))
+            need = task_episode_ids(task, dataset) if dataset is not None else None
+            owed |= set(need or ())
+            removed.append(f"{path}: rows were removed (doc_id {', '.join(map(str, gaps[:5]))}"
+                           f"{', ...' if len(gaps) > 5 else ''} missing of 0..{max(doc_ids)}); "
+                           f"the system owes every doc of {task} and is not ranked")
     samples = tuple(by_id[k][1] for k in sorted(by_id))
     for attr in ("dataset_hash", "mode", "memory_policy"):
         values = {_setting(s, attr): s.where for s in samples}
@@ -479,12 +546,17 @@ def read_system(folder: Path, name: str | None, known: Mapping[str, KnownDataset
                 "(move the runs into separate folders)"
             )
     first = samples[0]
+    if len(folders) > 1:
+        notes.append(f"{len(folders)} runs of one system ({', '.join(str(f) for f in folders)}) read as one: "
+                     "per task the newest complete samples file counts")
+    home = results_file.parent if results_file is not None else folders[-1]
     return SystemLog(
-        name=name or system_name(config) or folder.name, dir=folder,
+        name=name or system_name(config) or home.name, dir=home,
         files=tuple(sorted(path for _, _, path in chosen)),
         samples=samples, dataset_hash=first.dataset_hash, mode=first.replies.mode,
         memory_policy=first.replies.memory_policy, config=config, results_file=results_file,
-        notes=tuple(notes),
+        notes=tuple(notes), generation=run_generation(data) if data else {},
+        owed=frozenset(owed), rows_removed=tuple(removed),
     )
 
 
@@ -493,22 +565,26 @@ MAIN_TRACK = "main"
 
 @dataclass(frozen=True)
 class Standing:
-    """Whether a system is ranked: it holds every main-track episode of the comparison."""
+    """Whether a system is ranked: it holds every main-track episode of the comparison,
+    and no samples file of it had rows removed."""
 
     system: str
     have: int
     """Main-track episodes the system holds."""
     need: int
     """Main-track episodes of the comparison: the whole track of the dataset, or, when no
-    system ran the whole track, every main-track episode any listed system ran."""
+    system ran the whole track, every main-track episode any listed system ran or owes."""
     track: int
     """Main-track episodes of the dataset (e.g. 120 on v5)."""
     missing: tuple[str, ...]
+    rows_removed: tuple[str, ...] = ()
+    """Samples files of the system whose rows were removed (:attr:`SystemLog.rows_removed`)."""
 
     @property
     def ranked(self) -> bool:
-        """It holds every main-track episode of the comparison (and at least one)."""
-        return not self.missing and self.have > 0
+        """It holds every main-track episode of the comparison (and at least one), and
+        none of its samples files had rows removed."""
+        return not self.missing and self.have > 0 and not self.rows_removed
 
     @property
     def complete(self) -> bool:
@@ -525,6 +601,9 @@ class Standing:
 
     def refusal(self) -> str:
         """The message a command refusing this system prints."""
+        if self.rows_removed and not self.missing:
+            return (f"system {self.system!r} is {self.status}: {self.rows_removed[0]}; rankings need the whole "
+                    "episode set (rerun the task, or leave the system out)")
         return (f"system {self.system!r} is {self.status}: it lacks {len(self.missing)} main-track episode(s) "
                 f"of the comparison, e.g. {', '.join(self.missing[:3])}; rankings need the whole episode set "
                 "(rerun the missing episodes, or leave the system out)")
@@ -534,31 +613,38 @@ def standings(systems: Sequence[SystemLog], known: Mapping[str, KnownDataset] | 
     """System name -> :class:`Standing`: the one rule deciding who is ranked.
 
     The comparison set is every main-track (R1-R5) episode of the dataset; when no
-    listed system ran all of them (a declared subset, e.g. ``memriskbench_subset20`` or
-    ``--tasks memriskbench_r1``), it is every main-track episode any listed system ran,
-    and the status says ``subset (n/N)``.  A system missing any episode of the comparison
-    is ``incomplete (n/N)`` and never ranked.
+    listed system ran all of them (a declared subset, e.g. ``memriskbench_subset20``,
+    ``--tasks memriskbench_r1`` or ``--limit``), it is every main-track episode any
+    listed system ran or owes, and the status says ``subset (n/N)``.  A system missing
+    any episode of the comparison is ``incomplete (n/N)`` and never ranked.  A system
+    owes every doc of a task whose samples file had rows removed (its ``doc_id``s are
+    not 0..n-1, :func:`read_system`): deleting the rows of failed episodes leaves it
+    incomplete and unranked whether or not another system ran the whole track.
     """
     known = known if known is not None else known_datasets()
-    held = {s.name: {x.episode_id for x in s.samples if x.episode.track == MAIN_TRACK} for s in systems}
-    track: set[str] = set()
+    main: set[str] = set()
     for s in systems:
         dataset = known.get(s.dataset_hash)
         if dataset is not None:
-            track |= {i for i, e in dataset.episodes.items() if e.track == MAIN_TRACK}
-    union = set().union(*held.values()) if held else set()
+            main |= {i for i, e in dataset.episodes.items() if e.track == MAIN_TRACK}
+    held = {s.name: {x.episode_id for x in s.samples if x.episode.track == MAIN_TRACK} for s in systems}
+    owed = {s.name: {i for i in s.owed if i in main} for s in systems}
+    track = set(main)
+    union = set().union(*held.values(), *owed.values()) if held else set()
     track |= union
     need = track if any(h >= track for h in held.values()) else union
+    removed = {s.name: s.rows_removed for s in systems}
     return {
         name: Standing(system=name, have=len(h & need), need=len(need), track=len(track),
-                       missing=tuple(sorted(need - h)))
+                       missing=tuple(sorted(need - h)), rows_removed=removed[name])
         for name, h in held.items()
     }
 
 
 def standing_notes(table: Mapping[str, Standing]) -> list[str]:
     """One ``INCOMPLETE`` line per system that is not ranked."""
-    return [f"INCOMPLETE {st.system}: {st.status}, not ranked (missing e.g. {', '.join(st.missing[:3])})"
+    return [f"INCOMPLETE {st.system}: {st.status}, not ranked ("
+            + (f"missing e.g. {', '.join(st.missing[:3])}" if st.missing else st.rows_removed[0]) + ")"
             for st in table.values() if not st.ranked]
 
 
@@ -582,21 +668,23 @@ def read_runs(runs: Sequence[str | Path], episodes: Sequence[str | Path] = ()) -
     ``episodes``: episode files to verify against besides the packaged datasets.
     """
     known = known_datasets(episodes)
-    folders: list[tuple[str | None, Path, Path]] = []
+    groups: list[tuple[str | None, list[Path]]] = []
     seen: dict[Path, Path] = {}
     for arg in runs:
         name, path = parse_run_arg(arg)
         found = model_folders(path)
-        if name and len(found) > 1:
-            raise MemriskError(f"{arg}: NAME=DIR needs one model folder, {path} holds {len(found)}")
         for folder in found:
             key = folder.resolve()
             if key in seen:
                 raise MemriskError(f"{folder}: the same model folder was given twice (also as {seen[key]})")
             seen[key] = folder
-            folders.append((name, path, folder))
-    systems = [read_system(folder, name, known) for name, _, folder in folders]
-    systems = _unique_names(systems, [name is not None for name, _, _ in folders])
+        grouped = group_runs(found)
+        if name and len(grouped) > 1:
+            raise MemriskError(f"{arg}: NAME=DIR needs one model folder (or several runs of one system), "
+                               f"{path} holds {len(found)} of {len(grouped)} systems")
+        groups += [(name, g) for g in grouped]
+    systems = [read_system(g if len(g) > 1 else g[0], name, known) for name, g in groups]
+    systems = _unique_names(systems, [name is not None for name, _ in groups])
     hashes = {s.dataset_hash: s for s in reversed(systems)}
     if len(hashes) > 1:
         (ha, a), (hb, b) = sorted(hashes.items())[:2]
@@ -605,6 +693,43 @@ def read_runs(runs: Sequence[str | Path], episodes: Sequence[str | Path] = ()) -
             f"{a.dir} has dataset {ha}, {b.dir} has dataset {hb}. Re-run them on the same dataset version."
         )
     return systems
+
+
+def run_identity(folder: Path) -> tuple[str, str] | None:
+    """What makes two model folders runs of one system: the name its newest results file
+    gives it (:func:`system_name`) with every model_arg and the effective generation
+    settings; None when the results file does not name the system."""
+    _, data = _results_data([folder])
+    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    name = system_name(config)
+    if not name:
+        return None
+    configs = data.get("configs") if isinstance(data.get("configs"), dict) else {}
+    task_settings = {k: v for c in configs.values() if isinstance(c, dict) and isinstance(c.get("metadata"), dict)
+                     for k, v in c["metadata"].items() if k not in _SLICE_KEYS}
+    settings = {"model": config.get("model"), "model_args": model_args(config), "generation": run_generation(data),
+                "task_settings": task_settings,  # --metadata: memory_policy, presentation, episodes, ...
+                "run": {k: config.get(k) for k in RUN_KEYS}}
+    return name, json.dumps(settings, sort_keys=True, default=str)
+
+
+#: Task metadata keys that say which slice a task is, not how the system ran.
+_SLICE_KEYS = frozenset({"version", "risk", "tier", "track", "subset", "config_source"})
+#: Results-config keys of how a run ran (the memrisk-agent model and ``memrisk run`` record them).
+RUN_KEYS: tuple[str, ...] = ("mode", "memory_policy", "presentation", "tools", "max_steps", "dataset_hash")
+
+
+def group_runs(folders: Sequence[Path]) -> list[list[Path]]:
+    """The model folders of one run folder argument, grouped by system: lm-eval gives
+    each run of a model without ``pretrained=``/``model=`` a random folder id, so two
+    runs of one system into one ``--output_path`` are two folders; folders with one
+    :func:`run_identity` are one system (per task the newest complete samples file
+    counts).  Folders that do not name their system stay apart."""
+    groups: dict[Any, list[Path]] = {}
+    for folder in folders:
+        identity = run_identity(folder)
+        groups.setdefault(identity if identity is not None else ("folder", str(folder)), []).append(folder)
+    return list(groups.values())
 
 
 def _unique_names(systems: list[SystemLog], given: list[bool]) -> list[SystemLog]:

@@ -7,7 +7,7 @@ select, stats and the leaderboard read scripted and interactive runs alike.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lm_eval_memrisk.attribution import attribute
@@ -65,6 +65,7 @@ def void_cut(metrics: dict[str, Any]) -> dict[str, Any]:
 def sample_metrics(
     episode: Episode, trace: Trace, dataset_hash: str, *,
     trials: Sequence[Trace] = (), temperature: float | None = None, invalid_reason: str | None = None,
+    generation: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """lm-eval per-sample metrics plus the ``episodes`` record.
 
@@ -74,7 +75,8 @@ def sample_metrics(
     must-not check fails in at least one of the k runs: the sparse failures one greedy
     run hides) are added.  ``invalid_reason``
     marks an episode whose prompt was cut or that got no reply (it is still scored, and
-    flagged ``valid: false``).
+    flagged ``valid: false``).  ``generation``: the run's effective generation settings
+    (:func:`lm_eval_memrisk.signature.generation_settings`), recorded and signed.
     """
     default = score(episode, trace)
     attributed = attribute(episode, trace, default)
@@ -99,8 +101,11 @@ def sample_metrics(
         "signature": signature(
             dataset_hash, policy=trace.memory_policy, mode=trace.mode,
             presentation=trace.presentation, tools=trace.tools, k=k, temperature=temperature,
+            generation=generation,
         ),
     }
+    if generation:
+        record["generation"] = dict(generation)
     if invalid_reason is not None:
         record["invalid_reason"] = invalid_reason
     metrics: dict[str, Any] = {

@@ -7,8 +7,11 @@
    needed note the policy hid, and whether the policy filters by status.  Its pass
    rate is the ceiling the policy leaves a perfect memory reasoner.
 2. For each logged run folder (lm-eval samples, ``.jsonl`` or ``.jsonl.gz``), the
-   failures split into the agent's own and ``policy_hidden`` ones, per risk, from the
-   traces in the logged samples (re-attributed with the current code).
+   failures split into the agent's own and ``policy_hidden`` ones, per risk.  The
+   folders are read by the run reader (:func:`lm_eval_memrisk.runs.read_runs`): every
+   episode is verified against the dataset and every verdict recomputed from the
+   replies; a failure is ``policy_hidden`` only as the reader attributes it
+   (:attr:`lm_eval_memrisk.runs.LoggedSample.failure`).
 
 Prints Markdown tables.
 """
@@ -16,11 +19,8 @@ Prints Markdown tables.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.attribution import attribute, failure_counts, needed_values
@@ -29,7 +29,7 @@ from lm_eval_memrisk.policies import make_policy, policy_description
 from lm_eval_memrisk.records import Episode
 from lm_eval_memrisk.runner import run_episode
 from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.trace import DecisionRecord, Trace
+from lm_eval_memrisk.trace import DecisionRecord
 
 RISKS = ("R1", "R2", "R3", "R4", "R5")  # the main track
 DEFAULT_POLICIES = "full,recency:3,bm25:3,embedding:3,reference:3,reference-embedding:3,mem0:3"
@@ -73,31 +73,22 @@ def _needed_note_not_shown(episode: Episode, decision_id: str, rec: DecisionReco
     return bool(needed - shown)
 
 
-def _samples(folder: Path) -> list[dict[str, Any]]:
-    out = []
-    for path in sorted(folder.glob("samples_*.jsonl*")):
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-            out += [json.loads(line) for line in fh if line.strip()]
-    return out
+def logged_rows(folders: Sequence[Path], episodes: Sequence[str | Path] = ()) -> list[str]:
+    """One row per system in ``folders`` (``DIR`` or ``NAME=DIR``), read by the run reader."""
+    from lm_eval_memrisk.runs import read_runs
 
-
-def logged_rows(folders: Sequence[Path], by_id: dict[str, Episode]) -> list[str]:
     rows = ["| run | policy | " + " | ".join(RISKS) + " | overall |", "|---|---|" + "---|" * (len(RISKS) + 1)]
-    for folder in folders:
-        records, policy = [], "?"
-        for sample in _samples(folder):
-            trace = Trace.from_dict(sample["episodes"]["trace"])
-            episode = by_id[trace.episode_id]
-            policy = trace.memory_policy
-            records.append(attribute(episode, trace, score(episode, trace)))
+    for log in read_runs(list(folders), episodes):
+        records = [{"episode_id": s.episode_id, "risk": s.episode.risk, "success": s.passed, "failure": s.failure}
+                   for s in log.samples]
         counts = failure_counts(records)
 
         def cell(key: str, counts: dict[str, dict[str, int]] = counts) -> str:
             c = counts.get(key)
             return "" if c is None else f"{c['passed']}/{c['n']} ({c['agent']} + {c['policy_hidden']})"
 
-        rows.append(f"| {folder.name} | {policy} | " + " | ".join(cell(r) for r in RISKS) + f" | {cell('all')} |")
+        rows.append(f"| {log.name} | {log.memory_policy} | " + " | ".join(cell(r) for r in RISKS)
+                    + f" | {cell('all')} |")
     rows.append("")
     rows.append("Cells: passed/n (agent failures + policy-hidden failures), default scoring.")
     return rows
@@ -107,12 +98,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--policies", default=DEFAULT_POLICIES)
     p.add_argument("--logged", nargs="*", type=Path, default=[], help="logged run folders to attribute")
+    p.add_argument("--episodes", nargs="*", default=[], help="episode files the logged runs used, besides the packaged")
     args = p.parse_args(argv)
     episodes = load_episodes(None, track="main")
     print("\n".join(ceiling_rows(episodes, [s for s in args.policies.split(",") if s])))
     if args.logged:
         print()
-        print("\n".join(logged_rows(args.logged, {e.id: e for e in load_episodes(None, track="all")})))
+        print("\n".join(logged_rows(args.logged, args.episodes)))
     return 0
 
 

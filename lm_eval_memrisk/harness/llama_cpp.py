@@ -10,7 +10,10 @@
   call's last prompt (the next step of an interactive episode): then only the new
   tokens are evaluated.
 * Greedy by default (temperature 0); each request gets the same fixed sampling seed, so
-  outputs do not depend on request order either.  Identical requests (lm-eval's
+  outputs do not depend on request order either.  The seed is the ``seed`` model_arg,
+  else lm-eval's ``--seed`` (its torch slot, which ``--seed N`` sets; lm-eval hands
+  models no seed, so the hook passes it, see ``lm_eval_patches.RUN_SEED``), else 1234
+  (lm-eval's default torch seed too).  Identical requests (lm-eval's
   ``repeats``) get seed, seed + 1, ... so k samples at a temperature differ.
 * ``temperature``/``max_gen_toks`` given in model_args win over the task's generation
   settings (with a warning); the values that ran are recorded in the results config
@@ -106,6 +109,23 @@ def _as_bool(v: Any) -> bool:
     return bool(v)
 
 
+#: The sampling seed when neither the ``seed`` model_arg nor lm-eval's ``--seed`` gives one.
+DEFAULT_SEED = 1234
+
+
+def _seed(given: int | str | None) -> tuple[int, str]:
+    """(seed, where it came from): the ``seed`` model_arg, else lm-eval's ``--seed``
+    (:data:`lm_eval_memrisk.lm_eval_patches.RUN_SEED`), else :data:`DEFAULT_SEED`."""
+    if given is not None and given != "":
+        return int(given), "model_args"
+    from lm_eval_memrisk.lm_eval_patches import RUN_SEED
+
+    run = RUN_SEED.get()
+    if run is not None:
+        return int(run), "lm_eval --seed"
+    return DEFAULT_SEED, "default"
+
+
 @register_model("llama-cpp")
 class LlamaCppLM(LM):  # type: ignore[misc]
     """lm-eval LM backed by one in-process ``llama_cpp.Llama`` (GGUF)."""
@@ -119,7 +139,7 @@ class LlamaCppLM(LM):  # type: ignore[misc]
         n_ctx: int = 8192,
         n_threads: int | None = None,  # default: usable CPUs
         n_gpu_layers: int = 0,
-        seed: int = 1234,
+        seed: int | str | None = None,
         chat_format: str | None = None,
         temperature: float | str | None = None,
         max_gen_toks: int | str | None = None,
@@ -159,7 +179,7 @@ class LlamaCppLM(LM):  # type: ignore[misc]
         self.n_ctx = int(n_ctx) if trained is None else min(int(n_ctx), trained)
         self.n_threads = int(n_threads) if n_threads is not None else _usable_cpus()
         self.n_gpu_layers = int(n_gpu_layers)
-        self.seed = int(seed)
+        self.seed, self.seed_source = _seed(seed)
         # None = the task's value; a value given in model_args wins over the task's
         self.temperature_arg = None if temperature is None or temperature == "" else float(temperature)
         self.max_gen_toks_arg = None if max_gen_toks is None or max_gen_toks == "" else int(max_gen_toks)
@@ -492,6 +512,7 @@ class LlamaCppLM(LM):  # type: ignore[misc]
             "llama_cpp_build": str(sysinfo).strip(),
             "chat_format": self.chat_format or "gguf:tokenizer.chat_template",
             "seed": self.seed,
+            "seed_source": self.seed_source,
             "temperature": self.temperature,
             "truncation": self.truncation,
             "effective_generation": {k: sorted(v) for k, v in self.effective.items()},

@@ -131,6 +131,25 @@ class MemRiskTask(ConfigurableTask):  # type: ignore[misc]
             raise ValueError("memriskbench tasks are zero-shot: drop --num_fewshot")
         return decision_contexts(doc, system_instruction, chat_template if apply_chat_template else None)
 
+    def generation(self) -> dict[str, Any]:
+        """The effective generation settings of this run, for the signature: the task's
+        ``generation_kwargs`` as lm-eval applied ``--gen_kwargs`` to them, the model's own
+        settings (model_args reach the task as metadata) and lm-eval's ``--seed``
+        (:data:`lm_eval_memrisk.lm_eval_patches.RUN_SEED`)."""
+        from lm_eval_memrisk.lm_eval_patches import RUN_SEED
+        from lm_eval_memrisk.signature import GENERATION_KEYS, generation_settings
+
+        meta = dict(self.config.metadata or {})
+        model_side = {k: meta[k] for k in ("temperature", "max_gen_toks", "seed") if k in meta}
+        return generation_settings(
+            dict(self.config.generation_kwargs or {}), {k: v for k, v in model_side.items() if k in GENERATION_KEYS},
+            RUN_SEED.get(),
+        )
+
+    def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+        """:func:`process_results` with this run's generation settings in the signature."""
+        return process_results(doc, results, generation=self.generation())
+
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
@@ -196,7 +215,9 @@ def _trace_of(doc: dict[str, Any], texts: list[str]) -> Trace:
     )
 
 
-def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+def evaluate_doc(
+    doc: dict[str, Any], results: Sequence[Any], generation: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Score the replies for one episode; returns lm-eval per-sample metrics.
 
     Replies may be interactive envelopes (``<memrisk-decision>`` + a decision record,
@@ -207,6 +228,7 @@ def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     for the end-of-run report (:mod:`lm_eval_memrisk.invalid_replies`).  With
     ``repeats`` k > 1 each reply holds k samples: run i is the i-th sample of every
     decision point.  An episode whose prompt was cut (``truncation=left``) scores 0.
+    ``generation``: the run's effective generation settings (signed in the record).
     """
     episode = episode_of(doc)
     per_request = [_samples(r) for r in results]
@@ -226,7 +248,7 @@ def evaluate_doc(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     metrics = sample_metrics(
         episode, runs[0], doc.get("dataset_hash", ""), trials=runs if k > 1 else (),
         temperature=float(temperature) if temperature not in (None, "") else None,
-        invalid_reason=invalid_reason,
+        invalid_reason=invalid_reason, generation=generation,
     )
     return void_cut(metrics) if cut else metrics
 
@@ -250,14 +272,16 @@ class SampleMetrics(dict[str, Any]):
         return [(k, v) for k, v in super().items() if k not in LOGGED_ONLY]
 
 
-def process_results(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+def process_results(
+    doc: dict[str, Any], results: Sequence[Any], generation: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """lm-eval hook: a call into the pure scorer.
 
     A reply with a lone surrogate is scored as its escaped text (``\\ud800``), and that
     text replaces the reply in the sample log: lm-eval's writer cannot encode the raw
     character and would leave an empty samples file.
     """
-    metrics = SampleMetrics(evaluate_doc(doc, results))
+    metrics = SampleMetrics(evaluate_doc(doc, results, generation))
     if _has_surrogate(list(results)):
         metrics["filtered_resps"] = _escaped(list(results))
         metrics["resps"] = [_escaped(r if isinstance(r, (list, tuple)) else [r]) for r in results]

@@ -77,7 +77,8 @@ def system_run(log: SystemLog) -> SystemRun:
         model=log.name, model_hash=model_hash(log.config), dataset_hash=log.dataset_hash,
         scorer_version=SCORER_VERSION, variant="default", memory_policy=log.memory_policy, mode=log.mode,
         raw=signature(log.dataset_hash, policy=log.memory_policy, mode=log.mode,
-                      presentation=shown.presentation, tools=shown.tools), flagged=flagged,
+                      presentation=shown.presentation, tools=shown.tools, generation=log.generation),
+        flagged=flagged,
     )
     episodes = tuple(outcome(s) for s in log.samples)
     return SystemRun(log.name, log.dir, log.results_file, log.files, sig, episodes)
