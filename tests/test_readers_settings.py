@@ -80,10 +80,10 @@ lm_eval = pytest.importorskip("lm_eval")
 
 def _evaluate(seed: int | None, gen_kwargs: str | None, model: str = "memrisk-agent",
               model_args: str = "agent=oracle", task: str = "memriskbench_r1") -> dict:
-    import lm_eval_memrisk._autoload  # noqa: F401  (the hook, as the installed .pth does)
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
 
+    import lm_eval_memrisk._autoload  # noqa: F401  (the hook, as the installed .pth does)
     from lm_eval_memrisk._autoload import tasks_dir
 
     assert getattr(simple_evaluate, "_memrisk_patched", False), "the hook did not wrap simple_evaluate"
