@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import lm_eval_memrisk._autoload  # noqa: F401  (the lm-eval hook, before any lm-eval import)
 from lm_eval_memrisk.signature import generation_settings, signature
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,10 +81,9 @@ lm_eval = pytest.importorskip("lm_eval")
 
 def _evaluate(seed: int | None, gen_kwargs: str | None, model: str = "memrisk-agent",
               model_args: str = "agent=oracle", task: str = "memriskbench_r1") -> dict:
-    from lm_eval import simple_evaluate
+    from lm_eval import simple_evaluate  # after the hook (imported at the top, as the .pth does)
     from lm_eval.tasks import TaskManager
 
-    import lm_eval_memrisk._autoload  # noqa: F401  (the hook, as the installed .pth does)
     from lm_eval_memrisk._autoload import tasks_dir
 
     assert getattr(simple_evaluate, "_memrisk_patched", False), "the hook did not wrap simple_evaluate"
