@@ -170,7 +170,7 @@ def _patch_evaluator(module: ModuleType) -> None:
             RUN_SEED.reset(token)
 
     simple_evaluate._memrisk_patched = True  # type: ignore[attr-defined]
-    module.simple_evaluate = simple_evaluate
+    module.simple_evaluate = simple_evaluate  # type: ignore[attr-defined]
 
 
 PATCHES: dict[str, Callable[[ModuleType], None]] = {

@@ -508,7 +508,8 @@ def read_system(
     folders = [folder] if isinstance(folder, Path) else list(folder)
     chosen, notes = choose_files(folders, known)
     results_file, data = _results_data(folders)
-    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    raw_config = data.get("config")
+    config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
     by_id: dict[str, tuple[str, LoggedSample]] = {}
     owed: set[str] = set()
     removed: list[str] = []
@@ -700,11 +701,13 @@ def run_identity(folder: Path) -> tuple[str, str] | None:
     gives it (:func:`system_name`) with every model_arg and the effective generation
     settings; None when the results file does not name the system."""
     _, data = _results_data([folder])
-    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    raw_config = data.get("config")
+    config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
     name = system_name(config)
     if not name:
         return None
-    configs = data.get("configs") if isinstance(data.get("configs"), dict) else {}
+    raw_configs = data.get("configs")
+    configs: dict[str, Any] = raw_configs if isinstance(raw_configs, dict) else {}
     task_settings = {k: v for c in configs.values() if isinstance(c, dict) and isinstance(c.get("metadata"), dict)
                      for k, v in c["metadata"].items() if k not in _SLICE_KEYS}
     settings = {"model": config.get("model"), "model_args": model_args(config), "generation": run_generation(data),
