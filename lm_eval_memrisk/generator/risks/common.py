@@ -237,10 +237,19 @@ def new_task(ctx: Ctx) -> None:
             return
 
 
+#: Dataset versions built before v6's changes (issue 26).
+PRE_V6: frozenset[str] = frozenset({"v1", "v2", "v3", "v4", "v5"})
+
+
+def is_v6(ctx: Ctx) -> bool:
+    """Whether the episode is built for dataset v6 or later (issue 26 changes)."""
+    return ctx.version not in PRE_V6
+
+
 def task_for(fam: Family, rng: random.Random, version: str) -> Task:
     """A task of ``fam``; from v6 on, drawn from the family's ``known_tasks`` where it has
     them (tasks whose content the request itself gives: nothing unknowable is asked)."""
-    if version not in ("v1", "v2", "v3", "v4", "v5") and fam.known_tasks is not None:
+    if version not in PRE_V6 and fam.known_tasks is not None:
         return fam.known_tasks(rng)
     return fam.make_task(rng)
 

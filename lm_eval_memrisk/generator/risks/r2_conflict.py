@@ -24,6 +24,7 @@ from lm_eval_memrisk.generator.risks.common import (
     ask,
     done_ack,
     fresh_value,
+    is_v6,
     item,
     lookup_write,
     naive_answer,
@@ -103,7 +104,7 @@ def _plan(ctx: Ctx, rule: str) -> tuple[list[Session], ItemRef, list[ItemRef], O
     lose1 = item(ctx, me, fresh_value(ctx))
     win = item(ctx, me, fresh_value(ctx))
     losers = [lose1]
-    if rule == "latest_timestamp" and ctx.version not in ("v1", "v2", "v3", "v4", "v5"):
+    if rule == "latest_timestamp" and is_v6(ctx):
         # v6: the newest message is about an earlier time (recency of writing loses)
         s1.blocks.append(statement(ctx, me, lose1))
         later().blocks.append(statement(ctx, me, win, pool=SINCE, month=rng.choice(MONTHS)))

@@ -15,6 +15,7 @@ from lm_eval_memrisk.generator.risks.common import (
     ask_decision,
     done_ack,
     fresh_value,
+    is_v6,
     item,
     me,
     new_task,
@@ -50,7 +51,7 @@ ALT_STATES: tuple[str, ...] = (
 def _revoke(ctx: Ctx, ref: ItemRef) -> Block:
     """The deletion notice (said by the user, or a system notice) and the ack."""
     owner = me(ctx)
-    v6 = ctx.version not in ("v1", "v2", "v3", "v4", "v5")
+    v6 = is_v6(ctx)
     if ctx.rng.random() < 0.8:
         said = pick(ctx.rng, ctx.fam.revokes, **words(ctx, owner, value=ref.value))
         notice = said if v6 else f'{ctx.main.first}: "{said}"'

@@ -55,6 +55,7 @@ from lm_eval_memrisk.generator.risks.common import (
     asks_about,
     done_ack,
     fresh_value,
+    is_v6,
     item,
     me,
     naive_answer,
@@ -136,11 +137,6 @@ SUMMARY_DONE: tuple[str, ...] = (
     "Summary saved — the main points from those messages are in my notes now.",
     "I went through the messages and noted what mattered.",
 )
-
-
-def is_v6(ctx: Ctx) -> bool:
-    """Whether the episode is built for dataset v6 or later (issue 26 changes)."""
-    return ctx.version not in ("v1", "v2", "v3", "v4", "v5")
 
 
 def _later(ctx: Ctx, sessions: list[Session], p: float = 0.5) -> Session:
@@ -373,9 +369,7 @@ def r2(ctx: Ctx) -> Draft:
     elif rule == "explicit_correction":
         _reword_correction(ctx, sessions, win, losers[-1])
     backdated_easy = rule == "latest_timestamp" and is_v6(ctx) and ctx.tier == "easy"  # (no room)
-    if backdated_easy:
-        pass
-    elif rule == "latest_timestamp" or (rule == "scope" and rng.random() < 0.5):
+    if not backdated_easy and (rule == "latest_timestamp" or (rule == "scope" and rng.random() < 0.5)):
         early = rule == "latest_timestamp" and ctx.variant % 4 == 1
         _, scope = _foreign(ctx, sessions, before=win if early else None)
         extra.append(CheckSpec("memory_not_used", f"[R3] uses no note of {scope}", scope=scope))

@@ -67,6 +67,7 @@ from lm_eval_memrisk.generator.risks.common import (
     ask,
     done_ack,
     fresh_value,
+    is_v6,
     item,
     me,
     new_task,
@@ -424,7 +425,7 @@ def _deleted_foil(ctx: Ctx, draft: Draft) -> None:
         Ev("memory_revoke", target=doomed, text=v2._said(ctx, v2.DROP_NEWEST, owner)),
         Ev("assistant_message", text=ctx.rng.choice(list(REVOKE_ACKS))),
     ]
-    if not v2.is_v6(ctx):
+    if not is_v6(ctx):
         draft.sessions[0].blocks.append(said + revoke)
     else:  # v6: never withdrawn in the very next message (the next session of the user)
         draft.sessions[0].blocks.append(said)
