@@ -52,7 +52,7 @@ SINCE: tuple[str, ...] = (
 BACKDATED: tuple[str, ...] = (
     "For an old form I'm filling in: back before {{ month }} last year {{ whose }} {{ noun }} was {{ value }}.",
     "Just for the records, {{ value }} was {{ whose }} {{ noun }} years ago, until {{ month }} two years back.",
-    "Found an old letter: years ago, until {{ month }}, {{ whose }} {{ noun }} was {{ value }}.",
+    "Found an old letter: until {{ month }} two years ago, {{ whose }} {{ noun }} was {{ value }}.",
 )
 MONTHS: tuple[str, ...] = ("January", "March", "May", "July", "September", "November")
 

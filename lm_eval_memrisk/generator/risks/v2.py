@@ -270,7 +270,7 @@ def r1(ctx: Ctx) -> Draft:
             here.blocks.append(ask(ctx, owner, first))
             here.blocks[-1].extend(done_ack(ctx))  # same block: nothing slips in between
             new_task(ctx)
-        _later(ctx, sessions, 0.6).blocks.append(block)
+        _later(ctx, sessions, 1.0 if is_v6(ctx) else 0.6).blocks.append(block)  # v6: a day apart
         refs.append(new)
     good, extra = (
         refs[-1],
@@ -399,8 +399,11 @@ def r2(ctx: Ctx) -> Draft:
             CheckSpec("memory_not_used", "ignores the re-synced corrected value", item=again)
         )
     answer = ctx.variant % 4 == 1
-    _final(ctx, sessions, owner, win, extra, f"resolves the conflict by {rule}", answer)
-    desc = f"Conflict resolved by {rule.replace('_', ' ')}, with a newer foil note."
+    why, desc = f"resolves the conflict by {rule}", f"Conflict resolved by {rule.replace('_', ' ')}, with a newer foil note."
+    if rule == "latest_timestamp" and is_v6(ctx):  # (the newest note is about an earlier time)
+        why = "uses the value that holds latest, not the note written last"
+        desc = "Conflict resolved by when each value holds: the newest note is about an earlier time."
+    _final(ctx, sessions, owner, win, extra, why, answer)
     return _draft(ctx, sessions, desc, rule)
 
 

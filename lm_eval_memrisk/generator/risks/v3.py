@@ -481,6 +481,26 @@ def _shared_value(ctx: Ctx, draft: Draft, before: bool | str = False) -> bool:
     return True
 
 
+def _split_holds(draft: Draft) -> None:
+    """v6: a hold is never lifted in the next message.  Each block that puts a value on
+    hold and lifts it is cut at the lift; the lift, what follows it in the block and the
+    rest of the session move to a new session of the same user (a later day)."""
+    si = 0
+    while si < len(draft.sessions):
+        here = draft.sessions[si]
+        for bi, block in enumerate(here.blocks):
+            at = next((i for i, e in enumerate(block) if e.type == "constraint_lift"), None)
+            if at is None or not any(e.type == "constraint_declare" for e in block[:at]):
+                continue
+            rest = [block[at:], *here.blocks[bi + 1 :]]
+            here.blocks = [*here.blocks[:bi], block[:at]]
+            later = Session(here.persona, here.workspace, blocks=rest, sealed=here.sealed)
+            here.sealed = False
+            draft.sessions.insert(si + 1, later)
+            break
+        si += 1
+
+
 def _lifted_hold(ctx: Ctx, draft: Draft) -> bool:
     """The user puts the decisive note on hold and lifts the hold in words before the
     final request: a rule message names the value that is right in the end."""
@@ -628,6 +648,8 @@ def _build(risk: str, kept: bool = False, v5: bool = False, v6: bool = False) ->
             _early(ctx, draft, first, hold=risk == "R5", colleague=mate)
         if v5 and risk == "R3" and ctx.variant % 4 == 1:
             _someone_elses_note(ctx, draft)
+        if v6:
+            _split_holds(draft)
         _attribute(draft)
         return draft
 

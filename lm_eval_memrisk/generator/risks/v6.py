@@ -17,7 +17,9 @@ v6 is v5 with these changes (each gated on ``ctx.version`` where it lives):
 * **natural conversation**: deletions in the user's own words (no quoted speech, no
   notice written as a user turn), nothing withdrawn in the very next message, no
   colleague's "same as X's" before X gives the value, no deletion notice that names the
-  note that stays.
+  note that stays, no hold lifted in the next message (``v3._split_holds``: the lift
+  opens a later session), R1's updates a session apart, backdated notes dated
+  relative to now.
 """
 
 from __future__ import annotations
