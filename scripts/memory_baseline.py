@@ -22,14 +22,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.attribution import attribute, failure_counts, needed_values
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.policies import make_policy, policy_description
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.trace import DecisionRecord, Trace
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.trace import DecisionRecord, Trace
+from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.policies import make_policy, policy_description
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.attribution import attribute, failure_counts, needed_values
+from lm_eval_memrisk.scoring.scorer import score
 
 RISKS = ("R1", "R2", "R3", "R4", "R5")  # the main track
 DEFAULT_POLICIES = "full,recency:3,bm25:3,embedding:3,reference:3,reference-embedding:3,mem0:3"

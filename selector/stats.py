@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import binomtest, fisher_exact
 
-from lm_eval_memrisk.errors import SamplesError
+from lm_eval_memrisk.episodes.errors import SamplesError
 from selector.io import RunMatrix
 
 Z95 = 1.959964

@@ -16,7 +16,7 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 #: The system-under-test builder (and the CLI shell) may load an lm-eval model as an
 #: agent, inside their functions only.
 SHELL_MAY_IMPORT = {"lm_eval_memrisk.harness.lm_adapter"}
-SHELL_FILES = ("lm_eval_memrisk/cli/", "lm_eval_memrisk/systems.py")
+SHELL_FILES = ("lm_eval_memrisk/cli/", "lm_eval_memrisk/running/systems.py")
 
 
 def _imports(path: Path) -> list[tuple[str, bool]]:
@@ -71,7 +71,7 @@ def test_the_rule_catches_a_harness_import(tmp_path: Path) -> None:
 def test_memory_backends_do_not_import_the_policies() -> None:
     for path in sorted((PACKAGE / "memory").glob("*.py")):
         names = [n for n, _ in _imports(path)]
-        assert not [n for n in names if n.startswith("lm_eval_memrisk.policies")], path
+        assert not [n for n in names if n.startswith("lm_eval_memrisk.running.policies")], path
 
 
 def _module_map() -> str:

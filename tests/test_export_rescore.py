@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from lm_eval_memrisk.cli import main
+from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.harness.docs import episode_of
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.scorer import SCORER_VERSION
+from lm_eval_memrisk.scoring.scorer import SCORER_VERSION
 
 
 def test_export_hf_roundtrip(tmp_path):
@@ -30,7 +30,7 @@ def test_export_hf_roundtrip(tmp_path):
 
 
 def test_tasks_load_from_an_exported_folder(tmp_path):
-    from lm_eval_memrisk.export_hf import export
+    from lm_eval_memrisk.episodes.export_hf import export
     from lm_eval_memrisk.harness.dataset import load_docs
 
     export(load_episodes(track="all"), tmp_path / "hub")
@@ -82,8 +82,8 @@ def test_rescore_original_expected_changes_oracle_scores(tmp_path, capsys):
 
 
 def test_rescore_bad_line_names_file_and_line(tmp_path):
-    from lm_eval_memrisk.errors import SamplesError
-    from lm_eval_memrisk.rescore import rescore_dir
+    from lm_eval_memrisk.episodes.errors import SamplesError
+    from lm_eval_memrisk.logs.rescore import rescore_dir
 
     folder = tmp_path / "m"
     folder.mkdir()
@@ -154,11 +154,11 @@ def test_rescore_keeps_the_memory_policys_view_and_its_attribution(tmp_path):
 
 def test_rescore_of_a_reply_with_a_lone_surrogate_writes_it_escaped(tmp_path):
     """#29: a model's lone surrogate crashed rescore (UnicodeEncodeError) and left a 0-byte .tmp."""
-    from lm_eval_memrisk.codec import fingerprint
-    from lm_eval_memrisk.jsonl import numbered_lines
-    from lm_eval_memrisk.pipeline import run_benchmark, select_episodes
-    from lm_eval_memrisk.rescore import rescore_dir
-    from lm_eval_memrisk.systems import System
+    from lm_eval_memrisk.episodes.codec import fingerprint
+    from lm_eval_memrisk.episodes.jsonl import numbered_lines
+    from lm_eval_memrisk.logs.rescore import rescore_dir
+    from lm_eval_memrisk.running.pipeline import run_benchmark, select_episodes
+    from lm_eval_memrisk.running.systems import System
 
     everything = load_episodes(track="all")
     episodes = select_episodes(everything, risk="R1")
@@ -173,7 +173,7 @@ def test_rescore_of_a_reply_with_a_lone_surrogate_writes_it_escaped(tmp_path):
 
 
 def test_write_atomic_leaves_no_tmp_file_when_the_write_fails(tmp_path, monkeypatch):
-    from lm_eval_memrisk.jsonl import write_atomic
+    from lm_eval_memrisk.episodes.jsonl import write_atomic
 
     def full_disk(self, *args, **kwargs):
         raise OSError(28, "No space left on device")

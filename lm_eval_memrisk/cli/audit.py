@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from lm_eval_memrisk.loader import load_episodes
+from lm_eval_memrisk.episodes.loader import load_episodes
 
 HELP = "run the shallow shortcut agents and the cue table on an episode file"
 

@@ -6,7 +6,7 @@ that *matters*: one whose reference value holds a memory value, or an identifier
 user gave (letters and digits, such as the order reference ``ORD-78428``; ordinals such
 as ``22nd`` do not count).
 
-* :func:`missing_action_checks` lists the gaps; :mod:`lm_eval_memrisk.validate` makes
+* :func:`missing_action_checks` lists the gaps; :mod:`lm_eval_memrisk.episodes.validate` makes
   them load errors from dataset version 2 on (v1 keeps its bytes, so its six door-code
   decisions are a known gap, counted in the README).
 * :func:`implied_checks` closes the gaps at scoring time: the scorer adds the missing
@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from lm_eval_memrisk.normalize import contains_value
-from lm_eval_memrisk.records import Check, Episode, Event
+from lm_eval_memrisk.episodes.normalize import contains_value
+from lm_eval_memrisk.episodes.records import Check, Episode, Event
 
 __all__ = [
     "DATE_ARGUMENTS", "FREE_TEXT_ARGUMENTS", "LABEL_ARGUMENTS", "implied_checks", "mattering_arguments", "missing_action_checks", "request_checks",

@@ -1,4 +1,4 @@
-"""Canonical JSON form of episodes (the inverse lives in :mod:`lm_eval_memrisk.loader`).
+"""Canonical JSON form of episodes (the inverse lives in :mod:`lm_eval_memrisk.episodes.loader`).
 
 ``dumps_episode`` is byte-stable: the same Episode always gives the same line, which
 is what makes the committed dataset reproducible.
@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.episodes.records import Episode
 
 
 def _plain(value: Any) -> Any:

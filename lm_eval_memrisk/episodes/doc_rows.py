@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lm_eval_memrisk.codec import dumps_episode, fingerprint_of_lines
-from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.episodes.codec import dumps_episode, fingerprint_of_lines
+from lm_eval_memrisk.episodes.records import Episode
 
 COLUMNS = ("episode_id", "risk", "tier", "track", "family", "version", "dataset_hash", "episode_json")
 
@@ -33,7 +33,7 @@ def to_rows(episodes: Sequence[Episode], dataset_hash: str | None = None) -> lis
 
 @functools.lru_cache(maxsize=4096)
 def _episode_from_json(text: str) -> Episode:
-    from lm_eval_memrisk.loader import episode_from_dict
+    from lm_eval_memrisk.episodes.loader import episode_from_dict
 
     return episode_from_dict(json.loads(text), path="<doc>")
 

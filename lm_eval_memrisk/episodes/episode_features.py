@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.episodes.records import Episode
 
 _PLACEHOLDER = re.compile(r"\{\{mem:([^{}]+)\}\}")
 

@@ -12,9 +12,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from lm_eval_memrisk.codec import fingerprint
-from lm_eval_memrisk.doc_rows import to_rows
-from lm_eval_memrisk.records import RISKS, TIERS, Episode
+from lm_eval_memrisk.episodes.codec import fingerprint
+from lm_eval_memrisk.episodes.doc_rows import to_rows
+from lm_eval_memrisk.episodes.records import RISKS, TIERS, Episode
 
 CARD = """\
 ---

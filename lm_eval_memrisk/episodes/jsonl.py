@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.errors import SamplesError
+from lm_eval_memrisk.episodes.errors import SamplesError
 
 __all__ = ["LONE_SURROGATE", "escape_surrogates", "json_line", "numbered_lines", "read_bytes", "read_sample_objects",
            "write_atomic"]

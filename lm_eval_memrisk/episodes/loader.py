@@ -1,10 +1,10 @@
-"""JSONL episode files -> :class:`~lm_eval_memrisk.records.Episode` records.
+"""JSONL episode files -> :class:`~lm_eval_memrisk.episodes.records.Episode` records.
 
-:func:`episode_from_dict` is the exact inverse of :func:`lm_eval_memrisk.codec.episode_to_dict`
+:func:`episode_from_dict` is the exact inverse of :func:`lm_eval_memrisk.episodes.codec.episode_to_dict`
 and checks *structure* (required fields, types, enums, unknown keys).
 :func:`load_episodes` reads a file, runs the semantic checks of
-:mod:`lm_eval_memrisk.validate` on every episode and rejects duplicate episode ids.
-Every problem is an :class:`~lm_eval_memrisk.errors.EpisodeFormatError` whose message
+:mod:`lm_eval_memrisk.episodes.validate` on every episode and rejects duplicate episode ids.
+Every problem is an :class:`~lm_eval_memrisk.episodes.errors.EpisodeFormatError` whose message
 names the file, line, episode id and field, e.g.
 ``episodes.jsonl:12: episode R1-E-003: events[4].checks[0].item: unknown memory item 'm9'``.
 Files over :data:`MAX_FILE_BYTES`, texts over :data:`MAX_FIELD_CHARS`, episodes over
@@ -24,9 +24,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
 
-from lm_eval_memrisk.errors import EpisodeFormatError, MemriskError
-from lm_eval_memrisk.jsonl import LONE_SURROGATE
-from lm_eval_memrisk.records import (
+from lm_eval_memrisk.episodes.errors import EpisodeFormatError, MemriskError
+from lm_eval_memrisk.episodes.jsonl import LONE_SURROGATE
+from lm_eval_memrisk.episodes.records import (
     CHECK_KINDS,
     CHECK_PAYLOAD_FIELDS,
     EVENT_PAYLOAD_FIELDS,
@@ -43,7 +43,7 @@ from lm_eval_memrisk.records import (
     MemoryItem,
     Tool,
 )
-from lm_eval_memrisk.trace import ITEM_STATUSES
+from lm_eval_memrisk.episodes.trace import ITEM_STATUSES
 
 __all__ = [
     "DATASETS",
@@ -382,7 +382,7 @@ def episode_from_dict(
     """Build an Episode from its canonical dict (inverse of ``codec.episode_to_dict``).
 
     Checks structure only (required fields, types, enums, unknown keys); run
-    :func:`lm_eval_memrisk.validate.validate_episode` for the semantic checks.
+    :func:`lm_eval_memrisk.episodes.validate.validate_episode` for the semantic checks.
     Raises :class:`EpisodeFormatError` naming ``path``, ``line``, episode id and field.
     """
     raw_id = data.get("id") if isinstance(data, Mapping) else None
@@ -583,9 +583,9 @@ def _checked_lines(
     Problems come in the order :func:`load_episodes` reports them: the line's JSON or
     structure (then no episode), else a duplicate id first and the semantic problems
     (with ``behaviour``, also the oracle and do-nothing rules of
-    :func:`lm_eval_memrisk.validate.behaviour_problems`).
+    :func:`lm_eval_memrisk.episodes.validate.behaviour_problems`).
     """
-    from lm_eval_memrisk.validate import collect_problems
+    from lm_eval_memrisk.episodes.validate import collect_problems
 
     first_line: dict[str, int] = {}
     for lineno, raw in _lines(data):
@@ -659,6 +659,6 @@ def dataset_hash(path: PathArg | None = None) -> str:
 
     It depends on the episodes only, not on file order or formatting.
     """
-    from lm_eval_memrisk.codec import fingerprint
+    from lm_eval_memrisk.episodes.codec import fingerprint
 
     return fingerprint(load_episodes(path, track="all"))

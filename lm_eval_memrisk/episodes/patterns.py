@@ -13,7 +13,7 @@ pattern must compile under RE2 as is; :func:`pattern_problem` names what does no
 
 A conjunct that is exactly ``\\?`` ("the reply asks a question") is marked
 :attr:`Conjunct.asks`; the ``text_regex`` check judges it by what the reply does (see
-:func:`lm_eval_memrisk.checks.asks_user`), not by a question mark.
+:func:`lm_eval_memrisk.scoring.checks.asks_user`), not by a question mark.
 """
 
 from __future__ import annotations

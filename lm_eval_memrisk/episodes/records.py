@@ -2,7 +2,7 @@
 
 An *episode* is a DAG of timestamped *events* (memory writes, messages, tool calls,
 constraints, scope switches, decision points).  Every record here is a frozen
-dataclass; JSON (de)serialisation lives in :mod:`lm_eval_memrisk.loader`, so these
+dataclass; JSON (de)serialisation lives in :mod:`lm_eval_memrisk.episodes.loader`, so these
 classes stay plain data.
 
 Field semantics that the scorer relies on are documented on each field.
@@ -70,7 +70,7 @@ class CheckKindSpec:
     The loader's enum, the validator's field rules, the scorer's negative kinds, the
     :class:`Check` field table and the JSON Schema enum all derive from
     :data:`CHECK_KIND_TABLE` (a test keeps the schema file equal to it); the check
-    functions of :mod:`lm_eval_memrisk.checks` are registered against it.
+    functions of :mod:`lm_eval_memrisk.scoring.checks` are registered against it.
     """
 
     kind: str
@@ -144,7 +144,7 @@ class Constraint:
     """A rule declared during the episode ("never email the client directly").
 
     An action *violates* the constraint when any of the ``forbid_*`` patterns match
-    (see :func:`lm_eval_memrisk.checks.violates`):
+    (see :func:`lm_eval_memrisk.scoring.checks.violates`):
 
     * ``forbid_tool`` set and the action calls that tool, and, when ``forbid_argument``
       is also set, the normalised ``forbid_value`` occurs in that argument;
@@ -197,7 +197,7 @@ class Check:
     accept: tuple[str, ...] = ()
     """Further accepted forms of ``value``/``expected`` generated with the episode
     (BFCL's "possible answers"); the value-type matchers of
-    :mod:`lm_eval_memrisk.equivalence` apply to each.  Empty = only ``value``/``expected``."""
+    :mod:`lm_eval_memrisk.scoring.equivalence` apply to each.  Empty = only ``value``/``expected``."""
     risk: str | None = None
     """The risk a violation of this check is attributed to (a foil of another risk in a
     combined episode, dataset v3); ``None`` = the episode's own risk."""
@@ -231,7 +231,7 @@ class Event:
     replays it.  ``naive`` is the same kind of dict for the action a helpful but
     memory-careless agent would take; its strings may hold ``{{mem:KEY}}``
     placeholders that each reference adversary fills with its own (wrong) choice of
-    memory item for that key (see :mod:`lm_eval_memrisk.agents`).
+    memory item for that key (see :mod:`lm_eval_memrisk.running.agents`).
     """
 
     id: str
@@ -259,7 +259,7 @@ class Event:
 
 
 #: Event fields whose use depends on the event type (which ones each type needs:
-#: :data:`lm_eval_memrisk.validate.EVENT_PAYLOAD`).
+#: :data:`lm_eval_memrisk.episodes.validate.EVENT_PAYLOAD`).
 EVENT_PAYLOAD_FIELDS: tuple[str, ...] = (
     "text",
     "item",

@@ -27,10 +27,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.records import Episode, Event, Tool
-from lm_eval_memrisk.state import conversation_events, events_before, is_acknowledgement, snapshot
-from lm_eval_memrisk.trace import ConstraintState, ItemState, StateSnapshot
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.records import Episode, Event, Tool
+from lm_eval_memrisk.episodes.state import (
+    conversation_events,
+    events_before,
+    is_acknowledgement,
+    snapshot,
+)
+from lm_eval_memrisk.episodes.trace import ConstraintState, ItemState, StateSnapshot
 
 Message = dict[str, str]
 

@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from lm_eval_memrisk.records import Episode, Event
-from lm_eval_memrisk.trace import (
+from lm_eval_memrisk.episodes.records import Episode, Event
+from lm_eval_memrisk.episodes.trace import (
     ConstraintState,
     ItemState,
     MessageLogEntry,

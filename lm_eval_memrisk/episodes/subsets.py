@@ -1,7 +1,7 @@
 """Shipped episode subsets (``data/subset20.json``, written by ``memrisk select``).
 
 The lm-eval glue (:mod:`lm_eval_memrisk.harness.docs`) and the run readers
-(:mod:`lm_eval_memrisk.runs`) both read them through :func:`read_subset_ids`, so the
+(:mod:`lm_eval_memrisk.logs.runs`) both read them through :func:`read_subset_ids`, so the
 core never imports the harness.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 
 __all__ = ["SUBSET_DIR", "read_subset_ids"]
 
-SUBSET_DIR = Path(__file__).resolve().parent / "data"
+SUBSET_DIR = Path(__file__).resolve().parent.parent / "data"
 
 
 def read_subset_ids(name: str, directory: Path = SUBSET_DIR) -> list[str]:

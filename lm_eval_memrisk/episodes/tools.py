@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lm_eval_memrisk.records import Tool
+from lm_eval_memrisk.episodes.records import Tool
 
 __all__ = ["call_tool", "result_id", "validate_arguments"]
 

@@ -1,7 +1,7 @@
-"""Semantic validation of episodes (the structure is checked by :mod:`lm_eval_memrisk.loader`).
+"""Semantic validation of episodes (the structure is checked by :mod:`lm_eval_memrisk.episodes.loader`).
 
 :func:`collect_problems` lists every problem of an episode; :func:`validate_episode`
-raises the first one.  Each problem is an :class:`~lm_eval_memrisk.errors.EpisodeFormatError`
+raises the first one.  Each problem is an :class:`~lm_eval_memrisk.episodes.errors.EpisodeFormatError`
 naming the file, line, episode id and field (``events[3].checks[0].item``).
 
 Rules (see ``docs/architecture.md``): the episode starts with a ``scope_switch``;
@@ -13,9 +13,9 @@ payload its type needs; decision points have 1-6 checks whose fields match their
 and whose references (item, tool, constraint) exist; ``reference``/``naive`` actions
 are ``{"tool", "arguments"}`` or ``{"answer"}`` with a known tool; the turn count fits
 the tier; R6 <-> track ``r6``; R2 (and only R2) has a ``resolution_rule``;
-``text_regex`` patterns run on RE2 (:mod:`lm_eval_memrisk.patterns`); from dataset
+``text_regex`` patterns run on RE2 (:mod:`lm_eval_memrisk.episodes.patterns`); from dataset
 version 2 on, a decision whose reference calls a tool checks that call and every
-argument that matters (:mod:`lm_eval_memrisk.action_checks`).  Each rule is one
+argument that matters (:mod:`lm_eval_memrisk.episodes.action_checks`).  Each rule is one
 function (``_EVENT_RULES`` run per event, in file order).
 
 With ``behaviour=True`` (``memrisk validate``) an episode without other problems is
@@ -32,10 +32,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_memrisk.action_checks import missing_action_checks
-from lm_eval_memrisk.errors import EpisodeFormatError
-from lm_eval_memrisk.patterns import pattern_problem
-from lm_eval_memrisk.records import (
+from lm_eval_memrisk.episodes.action_checks import missing_action_checks
+from lm_eval_memrisk.episodes.errors import EpisodeFormatError
+from lm_eval_memrisk.episodes.patterns import pattern_problem
+from lm_eval_memrisk.episodes.records import (
     CHECK_KIND_TABLE,
     CHECK_KINDS,
     CHECK_PAYLOAD_FIELDS,
@@ -53,7 +53,7 @@ from lm_eval_memrisk.records import (
     Event,
     MemoryItem,
 )
-from lm_eval_memrisk.trace import ITEM_STATUSES
+from lm_eval_memrisk.episodes.trace import ITEM_STATUSES
 
 __all__ = ["MAX_CHECKS", "behaviour_problems", "collect_problems", "validate_episode"]
 
@@ -664,12 +664,12 @@ def _cycle_problems(events: tuple[Event, ...], event_at: Mapping[str, int]) -> I
 
 def behaviour_problems(ep: Episode) -> Iterator[_Problem]:
     """Issue 26, item 10: the oracle (each decision's reference action) passes every
-    check, and an agent that does nothing (:data:`~lm_eval_memrisk.agents.DO_NOTHING_REPLY`
+    check, and an agent that does nothing (:data:`~lm_eval_memrisk.running.agents.DO_NOTHING_REPLY`
     at every decision) does not pass them all.  Run only on an episode with no other
     problem."""
-    from lm_eval_memrisk.agents import DO_NOTHING_REPLY, get_agent
-    from lm_eval_memrisk.runner import run_episode
-    from lm_eval_memrisk.scorer import score
+    from lm_eval_memrisk.running.agents import DO_NOTHING_REPLY, get_agent
+    from lm_eval_memrisk.running.runner import run_episode
+    from lm_eval_memrisk.scoring.scorer import score
 
     at = {ev.id: i for i, ev in reversed(list(enumerate(ep.events)))}  # first occurrence
     try:

@@ -12,8 +12,17 @@ import os
 import random
 from collections.abc import Callable, Mapping
 
-from lm_eval_memrisk.codec import dumps_episode
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.loader import VERSION_FIELDS
+from lm_eval_memrisk.episodes.records import (
+    MAIN_RISKS,
+    RESOLUTION_RULES,
+    TIERS,
+    Episode,
+    Event,
+    Tool,
+)
 from lm_eval_memrisk.generator.acks import vary_acks
 from lm_eval_memrisk.generator.early_foils import carry_foils
 from lm_eval_memrisk.generator.families import FAMILIES, Family
@@ -29,8 +38,6 @@ from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS, V5_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
 from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
 from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
-from lm_eval_memrisk.loader import VERSION_FIELDS
-from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode, Event, Tool
 
 #: Dataset versions the generator can build: name -> the episodes' ``version`` field
 #: (the inverse of the loader's table, which names the packaged file of each field).

@@ -1,7 +1,7 @@
 """Episodes logged ``valid: false`` in this process, reported at the end of the run.
 
 A model that returns nothing (``None`` or an empty string) has failed, not answered:
-``memrisk run`` stops with an :class:`~lm_eval_memrisk.runner.InfrastructureError`;
+``memrisk run`` stops with an :class:`~lm_eval_memrisk.running.runner.InfrastructureError`;
 under lm-eval, where one sample cannot stop the run, the episode is logged with
 ``valid: false`` and an ``invalid_reason`` and noted here (as is a prompt cut by
 ``truncation=left``).  ``memrisk eval`` prints

@@ -7,8 +7,8 @@ from the episode, which the caller has verified against a known dataset.
 
 :func:`replies_of_trace` is the one parser of logged replies and :func:`score_replies`
 the one place that turns (episode, replies) into a score; every reader of logs (run
-folders in :mod:`lm_eval_memrisk.runs`, ``memrisk score``, the lm-eval task's envelopes
-in :mod:`lm_eval_memrisk.rederive`) calls them.
+folders in :mod:`lm_eval_memrisk.logs.runs`, ``memrisk score``, the lm-eval task's envelopes
+in :mod:`lm_eval_memrisk.logs.rederive`) calls them.
 """
 
 from __future__ import annotations
@@ -17,11 +17,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lm_eval_memrisk.errors import SamplesError
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.render import PRESENTATIONS, TOOL_MODES, MemoryPolicy, make_presentation
-from lm_eval_memrisk.scorer import ScoreResult, score
-from lm_eval_memrisk.trace import MISSING_PRESENTATION, MODES, Trace
+from lm_eval_memrisk.episodes.errors import SamplesError
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.render import (
+    PRESENTATIONS,
+    TOOL_MODES,
+    MemoryPolicy,
+    make_presentation,
+)
+from lm_eval_memrisk.episodes.trace import MISSING_PRESENTATION, MODES, Trace
+from lm_eval_memrisk.scoring.scorer import ScoreResult, score
 
 #: Most steps a replayed decision may take (bounds the work a forged log can cause):
 #: a logged decision with more steps is refused, never silently cut.
@@ -40,7 +45,7 @@ class Replies:
     """Per decision point (in the log's order), the reply text of each step."""
     presentation: str = MISSING_PRESENTATION
     """How the prompts were shown (a label: the ground truth never depends on it);
-    logs from before presentations existed used ``chat`` (:data:`~lm_eval_memrisk.trace.MISSING_PRESENTATION`)."""
+    logs from before presentations existed used ``chat`` (:data:`~lm_eval_memrisk.episodes.trace.MISSING_PRESENTATION`)."""
     tools: str = "text"
 
 
@@ -59,12 +64,12 @@ def replies_of_trace(trace: Any, where: str, *, field: str = "trace", agent: str
     envelopes).  Only reply texts and the settings that label them are read; states,
     actions and tool results are ignored.  The rules:
 
-    * ``mode`` (default ``scripted``) must be one of :data:`~lm_eval_memrisk.trace.MODES`;
+    * ``mode`` (default ``scripted``) must be one of :data:`~lm_eval_memrisk.episodes.trace.MODES`;
     * each decision needs a string ``raw_reply``; its ``steps`` (a list of objects with a
       string ``raw_reply``) are the texts in interactive mode only; scripted mode scores
       the decision's ``raw_reply``;
     * more than :data:`MAX_REPLAY_STEPS` steps at a decision is refused;
-    * ``presentation`` (default :data:`~lm_eval_memrisk.trace.MISSING_PRESENTATION`) and
+    * ``presentation`` (default :data:`~lm_eval_memrisk.episodes.trace.MISSING_PRESENTATION`) and
       ``tools`` (default ``text``) must be known; ``memory_policy`` (default ``full``) a string.
 
     Lists may be tuples (a :meth:`Trace.to_dict` not yet through JSON).  Raises
@@ -105,11 +110,11 @@ def trace_of_replies(episode: Episode, replies: Replies, policy: MemoryPolicy | 
     Scoring never depends on the memory policy (state comes from the episode), so
     readers replay without one.  ``policy`` (scripted replies only) rebuilds the
     prompts as the run showed them, for what depends on the view: the notes shown and
-    the retrieval attribution (:func:`lm_eval_memrisk.rescore.rescore_sample`)."""
+    the retrieval attribution (:func:`lm_eval_memrisk.logs.rescore.rescore_sample`)."""
     if replies.mode == "interactive":
         trace = _interactive_trace(episode, replies)
     else:
-        from lm_eval_memrisk.runner import trace_from_replies
+        from lm_eval_memrisk.running.runner import trace_from_replies
 
         dp_ids = [dp.id for dp in episode.decision_points]
         by_dp = {dp: (texts[-1] if texts else "") for dp, texts in zip(dp_ids, replies.texts)}
@@ -125,7 +130,7 @@ def _interactive_trace(episode: Episode, replies: Replies) -> Trace:
     Decision ``i`` is fed the texts logged for it; a decision the texts do not close
     is fed empty replies (invalid actions) until the step limit closes it.
     """
-    from lm_eval_memrisk.interactive import EpisodeRun
+    from lm_eval_memrisk.running.interactive import EpisodeRun
 
     max_steps = min(max([len(t) for t in replies.texts] + [1]), MAX_REPLAY_STEPS)
     run = EpisodeRun(episode, max_steps=max_steps,

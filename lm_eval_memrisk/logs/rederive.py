@@ -10,9 +10,9 @@ fed to the deterministic interactive loop, whose tool stubs are deterministic to
   inconsistent envelope is an *invalid reply* with the reason as evidence; it never
   raises.
 
-An envelope's decision record is parsed by :func:`lm_eval_memrisk.recompute.replies_of_trace`,
+An envelope's decision record is parsed by :func:`lm_eval_memrisk.logs.recompute.replies_of_trace`,
 the one parser of logged replies (a logged sample line is read by
-:func:`lm_eval_memrisk.runs.read_sample`, a traces.jsonl line by ``memrisk score``).
+:func:`lm_eval_memrisk.logs.runs.read_sample`, a traces.jsonl line by ``memrisk score``).
 """
 
 from __future__ import annotations
@@ -21,15 +21,20 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 
-from lm_eval_memrisk.errors import SamplesError
-from lm_eval_memrisk.policies import make_policy
-from lm_eval_memrisk.recompute import MAX_REPLAY_STEPS, Replies, replies_of_trace, trace_of_replies
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.render import DEFAULT_PRESENTATION, Presentation
-from lm_eval_memrisk.runner import trace_from_replies
-from lm_eval_memrisk.sample_record import ENVELOPE
-from lm_eval_memrisk.scorer import UNJUDGEABLE
-from lm_eval_memrisk.trace import Action, Trace
+from lm_eval_memrisk.episodes.errors import SamplesError
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.render import DEFAULT_PRESENTATION, Presentation
+from lm_eval_memrisk.episodes.trace import Action, Trace
+from lm_eval_memrisk.logs.recompute import (
+    MAX_REPLAY_STEPS,
+    Replies,
+    replies_of_trace,
+    trace_of_replies,
+)
+from lm_eval_memrisk.running.policies import make_policy
+from lm_eval_memrisk.running.runner import trace_from_replies
+from lm_eval_memrisk.scoring.sample_record import ENVELOPE
+from lm_eval_memrisk.scoring.scorer import UNJUDGEABLE
 
 __all__ = ["ENVELOPE", "MAX_REPLAY_STEPS", "replay", "trace_from_texts"]
 
@@ -42,7 +47,7 @@ def _envelope(text: str) -> tuple[str, str, list[str]]:
     """(mode, memory policy, step replies) of one envelope; raises :class:`_Bad`.
 
     The envelope's decision record is read as a one-decision trace by
-    :func:`~lm_eval_memrisk.recompute.replies_of_trace` (the one parser of logged replies).
+    :func:`~lm_eval_memrisk.logs.recompute.replies_of_trace` (the one parser of logged replies).
     """
     try:
         data = json.loads(text[len(ENVELOPE):])
@@ -64,7 +69,7 @@ def replay(
     presentation: Presentation = DEFAULT_PRESENTATION,
 ) -> Trace:
     """Rebuild the trace of ``episode`` from the agent's reply texts per decision point
-    (:func:`lm_eval_memrisk.recompute.trace_of_replies`, the one replay every reader uses).
+    (:func:`lm_eval_memrisk.logs.recompute.trace_of_replies`, the one replay every reader uses).
 
     Scoring needs no memory policy (state comes from the episode), so none is run here:
     ``policy_spec`` only labels the trace.

@@ -1,6 +1,6 @@
 """Re-score lm-eval --log_samples output without re-running the model.
 
-The samples that count are read by :mod:`lm_eval_memrisk.runs` (episodes verified
+The samples that count are read by :mod:`lm_eval_memrisk.logs.runs` (episodes verified
 against the dataset by id and hash); each is scored again from its reply texts and the
 verified episode under the chosen variant (the paper's strict-matching revision,
 §4.3), so parser, normaliser and scorer changes apply too and edited stored states or
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.jsonl import json_line, write_atomic
-from lm_eval_memrisk.policies import make_policy
-from lm_eval_memrisk.recompute import score_replies
-from lm_eval_memrisk.render import MemoryPolicy
-from lm_eval_memrisk.runs import LoggedSample, read_runs
-from lm_eval_memrisk.sample_record import sample_metrics, void_cut
+from lm_eval_memrisk.episodes.jsonl import json_line, write_atomic
+from lm_eval_memrisk.episodes.render import MemoryPolicy
+from lm_eval_memrisk.logs.recompute import score_replies
+from lm_eval_memrisk.logs.runs import LoggedSample, read_runs
+from lm_eval_memrisk.running.policies import make_policy
+from lm_eval_memrisk.scoring.sample_record import sample_metrics, void_cut
 
 
 @dataclass

@@ -23,7 +23,7 @@ Every command that reads logged samples (``runs``, ``select``, ``stats``, ``repo
   be in it and its ``doc.episode_json`` must equal that episode.  A mismatch is refused
   with an error naming the file and line.  Mixed dataset hashes are refused.
 * Scores are recomputed from the sample's reply texts and the verified episode
-  (:func:`lm_eval_memrisk.recompute.score_replies`).  Stored metrics that disagree with
+  (:func:`lm_eval_memrisk.logs.recompute.score_replies`).  Stored metrics that disagree with
   the recomputed ones flag the sample (:attr:`LoggedSample.disagreements`); the stored
   numbers are never used.
 """
@@ -38,18 +38,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.errors import MemriskError, SamplesError
-from lm_eval_memrisk.jsonl import read_bytes, read_sample_objects
-from lm_eval_memrisk.recompute import (
+from lm_eval_memrisk.episodes.errors import MemriskError, SamplesError
+from lm_eval_memrisk.episodes.jsonl import read_bytes, read_sample_objects
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.trace import Trace
+from lm_eval_memrisk.logs.recompute import (
     Replies,
     replies_of_sample,
     score_all_variants,
     stored_disagreements,
 )
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.sample_record import was_cut
-from lm_eval_memrisk.scorer import SCORER_VERSION, ScoreResult
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.scoring.sample_record import was_cut
+from lm_eval_memrisk.scoring.scorer import SCORER_VERSION, ScoreResult
 
 SAMPLES_RE = re.compile(
     r"^samples_(?P<task>memriskbench[A-Za-z0-9_]*?)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl(?:\.gz)?$"
@@ -78,8 +78,8 @@ class KnownDataset:
 
 @functools.lru_cache(maxsize=16)
 def _load_dataset(path: str, mtime_ns: int, size: int) -> KnownDataset:
-    from lm_eval_memrisk.codec import dumps_episode, fingerprint_of_lines
-    from lm_eval_memrisk.loader import load_episodes
+    from lm_eval_memrisk.episodes.codec import dumps_episode, fingerprint_of_lines
+    from lm_eval_memrisk.episodes.loader import load_episodes
 
     episodes = load_episodes(path, track="all")
     lines = {e.id: dumps_episode(e) for e in episodes}
@@ -91,7 +91,7 @@ def _load_dataset(path: str, mtime_ns: int, size: int) -> KnownDataset:
 
 def packaged_dataset_files() -> list[Path]:
     """The dataset files shipped in the package (``data/episodes_*.jsonl``)."""
-    from lm_eval_memrisk.loader import default_dataset_path
+    from lm_eval_memrisk.episodes.loader import default_dataset_path
 
     return sorted(Path(default_dataset_path()).parent.glob("episodes_*.jsonl"))
 
@@ -180,7 +180,7 @@ class LoggedSample:
 
     @property
     def failure(self) -> str | None:
-        """``None`` (passed), ``agent`` or ``policy_hidden`` (:mod:`lm_eval_memrisk.attribution`).
+        """``None`` (passed), ``agent`` or ``policy_hidden`` (:mod:`lm_eval_memrisk.scoring.attribution`).
 
         Pass/fail is recomputed; under the ``full`` policy nothing is hidden, so a failure
         is the agent's.  Under a filtering policy the ``policy_hidden`` label is the one
@@ -321,7 +321,7 @@ def task_episode_ids(task: str, dataset: KnownDataset) -> frozenset[str] | None:
     if not m:
         return None
     if m["subset"]:
-        from lm_eval_memrisk.subsets import read_subset_ids as subset_ids
+        from lm_eval_memrisk.episodes.subsets import read_subset_ids as subset_ids
 
         try:
             return frozenset(subset_ids(m["subset"]))

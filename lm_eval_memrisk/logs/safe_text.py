@@ -3,7 +3,7 @@
 One function per format: :func:`md_cell` (a Markdown table cell), :func:`md_code`
 (a Markdown code span) and :func:`csv_cell` (a spreadsheet cell).  HTML uses
 :func:`html.escape`; run folder names use lm-eval's own ``sanitize_model_name`` (see
-:mod:`lm_eval_memrisk.run_store`), the function ``memrisk eval`` folders are named by.
+:mod:`lm_eval_memrisk.running.run_store`), the function ``memrisk eval`` folders are named by.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
 * ``amnesiac`` ignores memory and asks; ``refuser`` always refuses; ``do-nothing``
   acknowledges and does nothing (the floor: it never acts, so it never violates).
 * ``visible-oracle`` is the oracle limited to the notes it is shown (it validates a
-  memory policy; see :mod:`lm_eval_memrisk.visible_oracle`).
+  memory policy; see :mod:`lm_eval_memrisk.running.visible_oracle`).
 * ``ablated-R1`` ... ``ablated-R5`` are the oracle with one risk's mechanism removed
   (:data:`ABLATIONS`, :func:`ablated_action`): they isolate each risk
   (``memrisk audit --ablations``).
@@ -25,13 +25,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lm_eval_memrisk.checks import violates
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.normalize import contains_value
-from lm_eval_memrisk.parse import parse_action
-from lm_eval_memrisk.records import Episode, Event
-from lm_eval_memrisk.state import action_text, events_before, in_scope, state_at
-from lm_eval_memrisk.trace import ItemState, StateSnapshot
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.normalize import contains_value
+from lm_eval_memrisk.episodes.records import Episode, Event
+from lm_eval_memrisk.episodes.state import action_text, events_before, in_scope, state_at
+from lm_eval_memrisk.episodes.trace import ItemState, StateSnapshot
+from lm_eval_memrisk.scoring.checks import violates
+from lm_eval_memrisk.scoring.parse import parse_action
 
 AMNESIAC_REPLY = "I don't have that information — could you tell me?"
 REFUSER_REPLY = "I'm sorry, but I can't help with that."
@@ -316,18 +316,18 @@ AGENT_NAMES: tuple[str, ...] = (
 
 def get_agent(name: str) -> Any:
     """The scripted agent called ``name``: a reference agent (see :data:`AGENT_NAMES`),
-    a planted-weakness agent ``weak:PROFILE`` (see :mod:`lm_eval_memrisk.weak`) or
-    ``replay:FILE``, replies written beforehand (see :mod:`lm_eval_memrisk.replay`)."""
+    a planted-weakness agent ``weak:PROFILE`` (see :mod:`lm_eval_memrisk.running.weak`) or
+    ``replay:FILE``, replies written beforehand (see :mod:`lm_eval_memrisk.running.replay`)."""
     if name.startswith("weak:"):
-        from lm_eval_memrisk.weak import parse_weak
+        from lm_eval_memrisk.running.weak import parse_weak
 
         return parse_weak(name)
     if name == "visible-oracle":
-        from lm_eval_memrisk.visible_oracle import VisibleOracle
+        from lm_eval_memrisk.running.visible_oracle import VisibleOracle
 
         return VisibleOracle()
     if name.startswith("replay:"):
-        from lm_eval_memrisk.replay import ReplayAgent
+        from lm_eval_memrisk.running.replay import ReplayAgent
 
         return ReplayAgent(name.removeprefix("replay:"))
     return ReferenceAgent(name)

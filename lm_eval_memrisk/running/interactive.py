@@ -24,11 +24,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from lm_eval_memrisk.checks import memory_used
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.jsonl import escape_surrogates, json_line
-from lm_eval_memrisk.records import Episode, Event
-from lm_eval_memrisk.render import (
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.jsonl import escape_surrogates, json_line
+from lm_eval_memrisk.episodes.records import Episode, Event
+from lm_eval_memrisk.episodes.render import (
     DEFAULT_PRESENTATION,
     DecisionView,
     MemoryPolicy,
@@ -37,19 +36,26 @@ from lm_eval_memrisk.render import (
     decision_view,
     script_message,
 )
-from lm_eval_memrisk.runner import Generate, Request, call_agent, checked_replies, parse_reply
-from lm_eval_memrisk.state import drops_stand_in, message_text, ordered_events
-from lm_eval_memrisk.tools import call_tool
-from lm_eval_memrisk.trace import DecisionRecord, Step, Trace
+from lm_eval_memrisk.episodes.state import drops_stand_in, message_text, ordered_events
+from lm_eval_memrisk.episodes.tools import call_tool
+from lm_eval_memrisk.episodes.trace import DecisionRecord, Step, Trace
+from lm_eval_memrisk.running.runner import (
+    Generate,
+    Request,
+    call_agent,
+    checked_replies,
+    parse_reply,
+)
+from lm_eval_memrisk.scoring.checks import memory_used
 
 Message = dict[str, str]
 DEFAULT_MAX_STEPS = 4
 
 
 def check_max_steps(max_steps: Any) -> int:
-    """``max_steps`` if it is an integer from 1 to :data:`~lm_eval_memrisk.recompute.MAX_REPLAY_STEPS`
+    """``max_steps`` if it is an integer from 1 to :data:`~lm_eval_memrisk.logs.recompute.MAX_REPLAY_STEPS`
     (the most steps a log reader replays), else a :class:`MemriskError`."""
-    from lm_eval_memrisk.recompute import MAX_REPLAY_STEPS
+    from lm_eval_memrisk.logs.recompute import MAX_REPLAY_STEPS
 
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_REPLAY_STEPS:
         raise MemriskError(f"max_steps must be an integer >= 1 and <= {MAX_REPLAY_STEPS} "

@@ -23,19 +23,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.attribution import attribute
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.interactive import DEFAULT_MAX_STEPS, check_max_steps, run_interactive
-from lm_eval_memrisk.policies import make_policy, policy_description
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.render import DEFAULT_PRESENTATION, Presentation, make_presentation
-from lm_eval_memrisk.run_lock import hold_folder
-from lm_eval_memrisk.run_store import RunStore
-from lm_eval_memrisk.runner import run_scripted
-from lm_eval_memrisk.scorer import ScoreResult, score
-from lm_eval_memrisk.signature import signature
-from lm_eval_memrisk.systems import System
-from lm_eval_memrisk.trace import MODES, Trace
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.render import DEFAULT_PRESENTATION, Presentation, make_presentation
+from lm_eval_memrisk.episodes.trace import MODES, Trace
+from lm_eval_memrisk.running.interactive import DEFAULT_MAX_STEPS, check_max_steps, run_interactive
+from lm_eval_memrisk.running.policies import make_policy, policy_description
+from lm_eval_memrisk.running.run_lock import hold_folder
+from lm_eval_memrisk.running.run_store import RunStore
+from lm_eval_memrisk.running.runner import run_scripted
+from lm_eval_memrisk.running.systems import System
+from lm_eval_memrisk.scoring.attribution import attribute
+from lm_eval_memrisk.scoring.scorer import ScoreResult, score
+from lm_eval_memrisk.scoring.signature import signature
 
 __all__ = ["MODES", "RunResult", "run_benchmark", "run_manifest", "select_episodes"]
 
@@ -51,7 +51,7 @@ class RunResult:
     signature: str
     manifest: dict[str, Any]
     attribution: list[dict[str, Any]]
-    """Per episode: which failures a memory policy caused (:mod:`lm_eval_memrisk.attribution`)."""
+    """Per episode: which failures a memory policy caused (:mod:`lm_eval_memrisk.scoring.attribution`)."""
 
 
 def select_episodes(

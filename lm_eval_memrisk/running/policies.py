@@ -5,9 +5,9 @@
 * ``bm25:K`` — the K notes that best match the last user message (BM25 via
   the ``rank_bm25`` library);
 * ``embedding:K`` — the K notes closest to the last user message under a real
-  local sentence-embedding model (see :mod:`lm_eval_memrisk.embedding`);
+  local sentence-embedding model (see :mod:`lm_eval_memrisk.running.embedding`);
 * ``mem0:K``, ``reference:K``, ``reference-embedding:K`` — what a memory backend
-  (see :mod:`lm_eval_memrisk.memory`) returns for the query, e.g. the mem0 library.
+  (see :mod:`lm_eval_memrisk.running.memory`) returns for the query, e.g. the mem0 library.
 
 The policy name and parameters are written into every trace and result.
 
@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.memory.text import note_text, tokenize
-from lm_eval_memrisk.render import MemoryPolicy
-from lm_eval_memrisk.trace import ItemState
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.render import MemoryPolicy
+from lm_eval_memrisk.episodes.trace import ItemState
+from lm_eval_memrisk.running.memory.text import note_text, tokenize
 
 __all__ = ["BM25", "Embedding", "Recency", "make_policy", "note_text", "tokenize"]
 
@@ -81,7 +81,7 @@ class Embedding:
     def select(self, items: Sequence[ItemState], query: str) -> list[ItemState]:
         if len(items) <= self.k:
             return list(items)
-        from lm_eval_memrisk.embedding import embed
+        from lm_eval_memrisk.running.embedding import embed
 
         vecs = embed([note_text(i) for i in items] + [query])
         sims = vecs[:-1] @ vecs[-1]
@@ -115,7 +115,7 @@ def make_policy(spec: str | None) -> MemoryPolicy | None:
         return None
     name, _, k = spec.partition(":")
     if name in ("mem0", "reference", "reference-embedding"):
-        from lm_eval_memrisk.memory import make_backend_policy
+        from lm_eval_memrisk.running.memory import make_backend_policy
 
         return make_backend_policy(spec)
     classes = {"recency": Recency, "bm25": BM25, "embedding": Embedding}

@@ -20,9 +20,9 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.jsonl import numbered_lines
-from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.jsonl import numbered_lines
+from lm_eval_memrisk.episodes.records import Episode
 
 __all__ = ["ReplayAgent", "load_replies", "prompt_sha256"]
 

@@ -9,7 +9,7 @@ drops a torn last line, skips the episodes already there and appends the rest.
 Lines are written with :func:`jsonl.json_line`, so untrusted model text (lone
 surrogates included) never stops a write.
 When the run completes, ``scores.jsonl``, ``attribution.jsonl`` (which failures a
-memory policy caused, :mod:`lm_eval_memrisk.attribution`) and an lm-eval style folder
+memory policy caused, :mod:`lm_eval_memrisk.scoring.attribution`) and an lm-eval style folder
 (``<name>/results_<date>.json`` and ``<name>/samples_memriskbench_<task>_<date>.jsonl``)
 are written from the traces, in dataset order, so rescore, select, stats and the
 leaderboard read these runs like lm-eval's own.
@@ -26,13 +26,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.doc_rows import to_rows
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.jsonl import json_line, numbered_lines
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.sample_record import SCORE_METRICS, sample_metrics
-from lm_eval_memrisk.scorer import ScoreResult
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.episodes.doc_rows import to_rows
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.jsonl import json_line, numbered_lines
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.trace import Trace
+from lm_eval_memrisk.scoring.sample_record import SCORE_METRICS, sample_metrics
+from lm_eval_memrisk.scoring.scorer import ScoreResult
 
 MANIFEST = "manifest.json"
 

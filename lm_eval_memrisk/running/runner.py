@@ -3,7 +3,7 @@
 In scripted mode the conversation is the episode's script: at each decision point
 the agent sees the rendered messages, replies once, and its reply is parsed and
 recorded with the ground-truth state.  The agent's replies are not carried forward
-(interactive mode, which does, lives in :mod:`lm_eval_memrisk.interactive`).
+(interactive mode, which does, lives in :mod:`lm_eval_memrisk.running.interactive`).
 
 An agent is any callable ``agent(messages) -> str``.  Agents that also want the
 episode (the reference agents) set ``wants_episode = True`` and are called as
@@ -25,12 +25,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from lm_eval_memrisk.checks import memory_used
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.generation import cut_at_stop
-from lm_eval_memrisk.parse import parse_action
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.render import (
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.render import (
     DEFAULT_PRESENTATION,
     DecisionView,
     MemoryPolicy,
@@ -38,8 +35,11 @@ from lm_eval_memrisk.render import (
     decision_view,
     view_messages,
 )
-from lm_eval_memrisk.state import state_at
-from lm_eval_memrisk.trace import Action, DecisionRecord, StateSnapshot, Step, Trace
+from lm_eval_memrisk.episodes.state import state_at
+from lm_eval_memrisk.episodes.trace import Action, DecisionRecord, StateSnapshot, Step, Trace
+from lm_eval_memrisk.running.generation import cut_at_stop
+from lm_eval_memrisk.scoring.checks import memory_used
+from lm_eval_memrisk.scoring.parse import parse_action
 
 Agent = Callable[..., str]
 

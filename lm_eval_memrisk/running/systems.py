@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.runner import Generate
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.running.runner import Generate
 
 __all__ = ["System", "build_system", "model_system_name"]
 
@@ -56,7 +56,7 @@ def build_system(
 ) -> System:
     """Build the system under test from exactly one of ``agent`` or ``model``.
 
-    ``agent``: a reference agent name (:data:`lm_eval_memrisk.agents.AGENT_NAMES`).
+    ``agent``: a reference agent name (:data:`lm_eval_memrisk.running.agents.AGENT_NAMES`).
     ``model`` + ``model_args``: any lm-eval model, loaded as ``lm_eval`` would;
     ``chat_template=False`` sends flattened transcripts; ``gen_kwargs`` overrides the
     generation settings (e.g. ``{"max_gen_toks": 64}``); ``tools="native"`` passes each
@@ -65,8 +65,8 @@ def build_system(
     if (agent is None) == (model is None):
         raise MemriskError("give exactly one of an agent name or a model")
     if agent is not None:
-        from lm_eval_memrisk.agents import get_agent
-        from lm_eval_memrisk.interactive import agent_generate
+        from lm_eval_memrisk.running.agents import get_agent
+        from lm_eval_memrisk.running.interactive import agent_generate
 
         return System(agent, agent_generate(get_agent(agent)), {"agent": agent})
     assert model is not None

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from lm_eval_memrisk.agents import AMNESIAC_REPLY, action_to_reply
-from lm_eval_memrisk.attribution import hidden_values, needed_values, shown_text
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.state import state_at
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.state import state_at
+from lm_eval_memrisk.running.agents import AMNESIAC_REPLY, action_to_reply
+from lm_eval_memrisk.scoring.attribution import hidden_values, needed_values, shown_text
 
 NAME = "visible-oracle"
 

@@ -31,7 +31,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_memrisk.agents import (
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.normalize import contains_value
+from lm_eval_memrisk.episodes.records import TURN_EVENTS, Episode, Event
+from lm_eval_memrisk.episodes.state import events_before, in_scope, snapshot
+from lm_eval_memrisk.episodes.trace import ItemState, StateSnapshot
+from lm_eval_memrisk.running.agents import (
     CHOOSERS,
     PLACEHOLDER,
     Chooser,
@@ -39,11 +44,6 @@ from lm_eval_memrisk.agents import (
     action_to_reply,
     fill,
 )
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.normalize import contains_value
-from lm_eval_memrisk.records import TURN_EVENTS, Episode, Event
-from lm_eval_memrisk.state import events_before, in_scope, snapshot
-from lm_eval_memrisk.trace import ItemState, StateSnapshot
 
 PREFIX = "weak:"
 

@@ -1,7 +1,7 @@
 """What a reply does: the one reading of a reply's act that every check and metric uses.
 
 Every reply is exactly one act (:data:`ACTS`), read from the parsed action and the
-reply's own words (:mod:`lm_eval_memrisk.echo`: sentences copied from the script do
+reply's own words (:mod:`lm_eval_memrisk.scoring.echo`: sentences copied from the script do
 not count):
 
 ============  ==============================================================
@@ -46,8 +46,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lm_eval_memrisk.parse import MAX_REPLY_CHARS, is_refusal
-from lm_eval_memrisk.trace import Action
+from lm_eval_memrisk.episodes.trace import Action
+from lm_eval_memrisk.scoring.parse import MAX_REPLY_CHARS, is_refusal
 
 __all__ = [
     "ACTS", "CLAIM_PATTERNS", "DONE_VERBS", "GENERIC_QUESTIONS", "POINTERS", "ActReading", "Subject",

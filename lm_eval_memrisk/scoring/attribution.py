@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from lm_eval_memrisk.agents import action_to_reply
-from lm_eval_memrisk.jsonl import json_line
-from lm_eval_memrisk.normalize import contains_value
-from lm_eval_memrisk.parse import parse_action
-from lm_eval_memrisk.records import Episode, Event
-from lm_eval_memrisk.scorer import ScoreResult
-from lm_eval_memrisk.trace import DecisionRecord, ItemState, Trace
+from lm_eval_memrisk.episodes.jsonl import json_line
+from lm_eval_memrisk.episodes.normalize import contains_value
+from lm_eval_memrisk.episodes.records import Episode, Event
+from lm_eval_memrisk.episodes.trace import DecisionRecord, ItemState, Trace
+from lm_eval_memrisk.running.agents import action_to_reply
+from lm_eval_memrisk.scoring.parse import parse_action
+from lm_eval_memrisk.scoring.scorer import ScoreResult
 
 __all__ = ["FAILURE_LABELS", "attribute", "failure_counts", "hidden_values", "needed_values", "shown_text"]
 

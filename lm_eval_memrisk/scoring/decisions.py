@@ -4,7 +4,7 @@ These separate *whether the agent acted* from *whether it misused memory*, so a
 model that only copies the script's acknowledgements ("Got it — saved.") is not
 mistaken for a careful one:
 
-* every decision is one act of :data:`lm_eval_memrisk.acts.ACTS` (``tool_call``,
+* every decision is one act of :data:`lm_eval_memrisk.scoring.acts.ACTS` (``tool_call``,
   ``claim``, ``question``, ``refusal``, ``answer``, ``other``, ``invalid``;
   :func:`decision_class`);
 * ``acted``: the agent made a tool call, or answered with a value the decision
@@ -24,21 +24,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from lm_eval_memrisk.acts import ACTS, Subject, read_act
-from lm_eval_memrisk.checks import episode_values
-from lm_eval_memrisk.normalize import contains_value
-from lm_eval_memrisk.records import Episode, Event
-from lm_eval_memrisk.scorer import NEGATIVE_KINDS, CheckResult, ScoreResult
-from lm_eval_memrisk.trace import Action, DecisionRecord, Trace
+from lm_eval_memrisk.episodes.normalize import contains_value
+from lm_eval_memrisk.episodes.records import Episode, Event
+from lm_eval_memrisk.episodes.trace import Action, DecisionRecord, Trace
+from lm_eval_memrisk.scoring.acts import ACTS, Subject, read_act
+from lm_eval_memrisk.scoring.checks import episode_values
+from lm_eval_memrisk.scoring.scorer import NEGATIVE_KINDS, CheckResult, ScoreResult
 
 DECISION_CLASSES: tuple[str, ...] = ACTS
 
 
 def decision_class(action: Action, own_text: str | None = None, subject: Subject | None = None) -> str:
-    """The reply's act (:func:`lm_eval_memrisk.acts.read_act`).
+    """The reply's act (:func:`lm_eval_memrisk.scoring.acts.read_act`).
 
     ``own_text``: the reply without what it copies from the script
-    (:mod:`lm_eval_memrisk.echo`); a parroted request is then neither a question nor a
+    (:mod:`lm_eval_memrisk.scoring.echo`); a parroted request is then neither a question nor a
     refusal.  ``subject``: what the request is about (a question must name it).
     """
     return read_act(action, own_text, subject).act

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from lm_eval_memrisk.records import Episode
+from lm_eval_memrisk.episodes.records import Episode
 
 #: Event types whose text another speaker said (everything but the assistant's turns).
 HEARD_TYPES = frozenset({

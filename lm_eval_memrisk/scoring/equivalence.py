@@ -2,7 +2,7 @@
 
 :func:`canon` maps any text to a canonical token string: Unicode casefold, ``ß`` ->
 ``ss``, accents dropped, IBANs compacted, numeric dates whose order is explicit
-(``19/02/2026``, ``02/19/2026``) read, then :func:`lm_eval_memrisk.normalize.normalize`
+(``19/02/2026``, ``02/19/2026``) read, then :func:`lm_eval_memrisk.episodes.normalize.normalize`
 (dates -> ISO, times -> 24 h, phone numbers -> digits), then a weekday next to a date
 it agrees with is dropped and the filler words of :data:`FILLERS` are removed.
 
@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lm_eval_memrisk.normalize import normalize
+from lm_eval_memrisk.episodes.normalize import normalize
 
 __all__ = ["FILLERS", "Forms", "canon", "contains", "equals", "forms_of", "occurrences"]
 

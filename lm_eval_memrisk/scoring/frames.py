@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from lm_eval_memrisk.equivalence import Forms, canon, contains
+from lm_eval_memrisk.scoring.equivalence import Forms, canon, contains
 
 __all__ = ["used_in_prose"]
 

@@ -1,4 +1,4 @@
-"""Parse an agent reply into an :class:`~lm_eval_memrisk.trace.Action`; never raises.
+"""Parse an agent reply into an :class:`~lm_eval_memrisk.episodes.trace.Action`; never raises.
 
 Reply protocol.  A *tool call* is a JSON object ``{"tool": NAME, "arguments": {...}}``
 (``arguments`` may be omitted or null for a call without arguments).  Also accepted:
@@ -32,7 +32,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from lm_eval_memrisk.trace import Action
+from lm_eval_memrisk.episodes.trace import Action
 
 __all__ = ["MAX_REPLY_CHARS", "MAX_SCAN_CHARS", "REFUSAL_PATTERNS", "is_refusal", "parse_action", "prose_around_call"]
 

@@ -10,13 +10,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from lm_eval_memrisk.attribution import attribute
-from lm_eval_memrisk.decisions import decision_outcomes, episode_metrics, outcomes_as_dicts
-from lm_eval_memrisk.episode_features import episode_features
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.scorer import SCORER_VERSION, score
-from lm_eval_memrisk.signature import signature
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.episodes.episode_features import episode_features
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.trace import Trace
+from lm_eval_memrisk.scoring.attribution import attribute
+from lm_eval_memrisk.scoring.decisions import decision_outcomes, episode_metrics, outcomes_as_dicts
+from lm_eval_memrisk.scoring.scorer import SCORER_VERSION, score
+from lm_eval_memrisk.scoring.signature import signature
 
 #: Prefix of a reply that carries a whole interactive decision record (wrapper model).
 ENVELOPE = "<memrisk-decision>"

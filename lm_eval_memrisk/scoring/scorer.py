@@ -13,13 +13,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from lm_eval_memrisk.acts import claimed_completion
-from lm_eval_memrisk.checks import CheckContext, asks_user, expected_forms, run_check
-from lm_eval_memrisk.equivalence import canon, contains
-from lm_eval_memrisk.frames import used_in_prose
-from lm_eval_memrisk.parse import is_refusal
-from lm_eval_memrisk.records import NEGATIVE_CHECK_KINDS, Check, Episode, Event
-from lm_eval_memrisk.trace import DecisionRecord, Trace
+from lm_eval_memrisk.episodes.records import NEGATIVE_CHECK_KINDS, Check, Episode, Event
+from lm_eval_memrisk.episodes.trace import DecisionRecord, Trace
+from lm_eval_memrisk.scoring.acts import claimed_completion
+from lm_eval_memrisk.scoring.checks import CheckContext, asks_user, expected_forms, run_check
+from lm_eval_memrisk.scoring.equivalence import canon, contains
+from lm_eval_memrisk.scoring.frames import used_in_prose
+from lm_eval_memrisk.scoring.parse import is_refusal
 
 #: Bumped whenever a change can move a score.
 SCORER_VERSION = "3.0"
@@ -91,7 +91,7 @@ def asking_allowed(episode: Episode, dp: Event, checks: tuple[Check, ...] = ()) 
 
 def decision_checks(ctx: CheckContext, dp: Event) -> tuple[Check, ...]:
     """The checks scored at ``dp``: its own plus the implied positive action checks
-    (:func:`lm_eval_memrisk.action_checks.implied_checks`)."""
+    (:func:`lm_eval_memrisk.episodes.action_checks.implied_checks`)."""
     return ctx.values.checks.get(dp.id, dp.checks)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lm_eval_memrisk.scorer import SCORER_VERSION
+from lm_eval_memrisk.scoring.scorer import SCORER_VERSION
 
 
 def signature(dataset_hash: str, variant: str = "default", expected: str = "revised",
@@ -13,7 +13,7 @@ def signature(dataset_hash: str, variant: str = "default", expected: str = "revi
 
     ``k`` > 1 (repeated sampling) adds ``k`` and the sampling temperature.
     """
-    from lm_eval_memrisk.render import RENDER_VERSION
+    from lm_eval_memrisk.episodes.render import RENDER_VERSION
 
     parts = ["memrisk:v1", f"data={dataset_hash}", f"scorer={SCORER_VERSION}", f"variant={variant}"]
     if expected != "revised":

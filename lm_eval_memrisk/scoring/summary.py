@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lm_eval_memrisk.records import RISKS
-from lm_eval_memrisk.scorer import ScoreResult
+from lm_eval_memrisk.episodes.records import RISKS
+from lm_eval_memrisk.scoring.scorer import ScoreResult
 
 
 def summarize(results: Sequence[ScoreResult], variant: str, sig: str) -> dict[str, Any]:

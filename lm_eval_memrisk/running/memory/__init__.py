@@ -2,20 +2,20 @@
 
 ``make_backend_policy("mem0:5")`` (or ``reference:5``, ``reference-embedding:5``)
 gives a :class:`render.MemoryPolicy` that shows the agent what the backend's
-search returns; see :mod:`lm_eval_memrisk.memory.protocol`.
+search returns; see :mod:`lm_eval_memrisk.running.memory.protocol`.
 """
 
 from __future__ import annotations
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.memory.protocol import (
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.running.memory.protocol import (
     BackendPolicy,
     MemoryBackend,
     item_state,
     replay,
     replay_items,
 )
-from lm_eval_memrisk.memory.reference import ReferenceBackend
+from lm_eval_memrisk.running.memory.reference import ReferenceBackend
 
 __all__ = [
     "BACKENDS",
@@ -37,7 +37,11 @@ def make_backend_policy(spec: str) -> BackendPolicy:
     if name not in BACKENDS or not k.isdigit() or int(k) < 1:
         raise MemriskError(f"unknown memory backend policy {spec!r}; use NAME:K with NAME in {', '.join(BACKENDS)}")
     if name == "mem0":
-        from lm_eval_memrisk.memory.mem0_backend import Mem0Backend, effective_config, mem0_factory
+        from lm_eval_memrisk.running.memory.mem0_backend import (
+            Mem0Backend,
+            effective_config,
+            mem0_factory,
+        )
 
         return BackendPolicy(
             mem0_factory(), int(k), name="mem0", filters_by_status=Mem0Backend.filters_by_status,

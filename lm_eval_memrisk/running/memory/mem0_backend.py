@@ -6,7 +6,7 @@ mem0 runs here with:
   LLM/embedder classes mem0 builds by default are constructed with a placeholder
   key and never called);
 * the embedder replaced by :class:`MiniLMEmbedder` (all-MiniLM-L6-v2 in numpy,
-  :mod:`lm_eval_memrisk.embedding`) through mem0's own ``EmbeddingBase``;
+  :mod:`lm_eval_memrisk.running.embedding`) through mem0's own ``EmbeddingBase``;
 * an in-memory Qdrant collection (``qdrant-client`` local mode) and an in-memory
   SQLite history database;
 * telemetry off (``MEM0_TELEMETRY=False`` before mem0 is imported) and ``MEM0_DIR``
@@ -31,9 +31,9 @@ import tempfile
 import warnings
 from typing import Any
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.memory.text import note_text
-from lm_eval_memrisk.trace import ItemState
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.trace import ItemState
+from lm_eval_memrisk.running.memory.text import note_text
 
 INSTALL_HINT = "pip install mem0ai==2.2.1 (extra [memory])"
 _PLACEHOLDER_KEY = "unused-offline"
@@ -61,10 +61,10 @@ def _embedder_class() -> type:
     from mem0.embeddings.base import EmbeddingBase
 
     class MiniLMEmbedder(EmbeddingBase):  # type: ignore[misc]
-        """mem0 embedder backed by :func:`lm_eval_memrisk.embedding.embed`."""
+        """mem0 embedder backed by :func:`lm_eval_memrisk.running.embedding.embed`."""
 
         def embed(self, text: Any, memory_action: Any = None) -> list[float]:
-            from lm_eval_memrisk.embedding import embed
+            from lm_eval_memrisk.running.embedding import embed
 
             return [float(x) for x in embed([str(text)])[0]]
 
@@ -76,7 +76,7 @@ def new_memory() -> Any:
     mem0 = _import_mem0()
     from qdrant_client import QdrantClient
 
-    from lm_eval_memrisk.embedding import DIM
+    from lm_eval_memrisk.running.embedding import DIM
 
     config = {
         "vector_store": {

@@ -5,7 +5,7 @@ episode unfolds (write, update = supersede, revoke) and searches at a decision
 point.  :class:`BackendPolicy` turns any backend into a :class:`render.MemoryPolicy`:
 at each decision point it replays the memory events into a fresh backend and
 shows the agent exactly what ``backend.search(query, k)`` returns.  The
-ground-truth statuses (see :mod:`lm_eval_memrisk.state`) stay the scorer's; a
+ground-truth statuses (see :mod:`lm_eval_memrisk.episodes.state`) stay the scorer's; a
 backend only decides what the agent sees.
 """
 
@@ -15,10 +15,10 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.records import Episode, Event
-from lm_eval_memrisk.state import events_before
-from lm_eval_memrisk.trace import ItemState
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.records import Episode, Event
+from lm_eval_memrisk.episodes.state import events_before
+from lm_eval_memrisk.episodes.trace import ItemState
 
 
 @runtime_checkable

@@ -1,13 +1,13 @@
 """The in-process reference backend: the protocol's semantics, exactly, in a dict.
 
-Statuses follow :mod:`lm_eval_memrisk.state`: ``write`` stores an active item,
+Statuses follow :mod:`lm_eval_memrisk.episodes.state`: ``write`` stores an active item,
 ``update(old, new)`` stores ``new`` and marks ``old`` superseded at
 ``new.written_at``, ``revoke`` marks an item revoked.  ``search`` returns only
 active items, ranked by a scorer:
 
 * ``lexical`` (default): number of distinct query tokens found in ``key: value``;
 * ``embedding``: cosine similarity under all-MiniLM-L6-v2
-  (:mod:`lm_eval_memrisk.embedding`) -- the embedding-based backend.
+  (:mod:`lm_eval_memrisk.running.embedding`) -- the embedding-based backend.
 
 Ties go to the newer item, then the smaller id, so results are deterministic.
 """
@@ -17,9 +17,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.memory.text import note_text, tokenize
-from lm_eval_memrisk.trace import ItemState
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.trace import ItemState
+from lm_eval_memrisk.running.memory.text import note_text, tokenize
 
 Scorer = Callable[[Sequence[ItemState], str], list[float]]
 
@@ -32,7 +32,7 @@ def lexical_scores(items: Sequence[ItemState], query: str) -> list[float]:
 
 def embedding_scores(items: Sequence[ItemState], query: str) -> list[float]:
     """Cosine similarity of each item's ``key: value`` to the query (MiniLM)."""
-    from lm_eval_memrisk.embedding import embed
+    from lm_eval_memrisk.running.embedding import embed
 
     if not items:
         return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from lm_eval_memrisk.trace import ItemState
+from lm_eval_memrisk.episodes.trace import ItemState
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 
