@@ -15,7 +15,7 @@ import statistics
 import time
 
 from lm_eval_memrisk.episodes.loader import load_episodes
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring import checks as checks_module
 from lm_eval_memrisk.scoring import equivalence

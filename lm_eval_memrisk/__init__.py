@@ -20,7 +20,7 @@ _EXPORTS = {
     "load_episodes": "lm_eval_memrisk.episodes.loader",
     "render": "lm_eval_memrisk.episodes.render",
     "parse_action": "lm_eval_memrisk.scoring.parse",
-    "get_agent": "lm_eval_memrisk.running.agents",
+    "get_agent": "lm_eval_memrisk.running.agent_registry",
     "run_episode": "lm_eval_memrisk.running.runner",
     "score": "lm_eval_memrisk.scoring.scorer",
     "Episode": "lm_eval_memrisk.episodes.records",

@@ -25,7 +25,7 @@ from typing import Any
 from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.trace import DecisionRecord, Trace
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.policies import make_policy, policy_description
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.attribution import attribute, failure_counts, needed_values

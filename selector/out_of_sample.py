@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 
 from lm_eval_memrisk.episodes.episode_features import episode_features
 from lm_eval_memrisk.episodes.records import Episode
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.running.weak import WeakAgent
 from lm_eval_memrisk.scoring.scorer import score

@@ -24,7 +24,8 @@ from lm_eval_memrisk.cli import main as memrisk
 from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.state import state_at
-from lm_eval_memrisk.running.agents import ABLATIONS, AGENT_NAMES, ablated_action, get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import ABLATIONS, AGENT_NAMES, ablated_action
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.scorer import score
 

@@ -41,7 +41,8 @@ from lm_eval_memrisk.episodes.state import state_at
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.build import MAIN_TIERS, R6_TIERS
 from lm_eval_memrisk.generator.verify import MIN_GAP, action_content
-from lm_eval_memrisk.running.agents import PLACEHOLDER, action_to_reply, get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import PLACEHOLDER, action_to_reply
 from lm_eval_memrisk.running.runner import decision_prompts, run_episode, trace_from_replies
 from lm_eval_memrisk.scoring.checks import episode_values, selected_items
 from lm_eval_memrisk.scoring.scorer import score

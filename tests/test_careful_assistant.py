@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lm_eval_memrisk.episodes.loader import load_episodes
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.scorer import score
 

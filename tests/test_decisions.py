@@ -8,7 +8,8 @@ from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.harness.docs import to_rows
 from lm_eval_memrisk.harness.task import _settings_from_metadata, evaluate_doc
-from lm_eval_memrisk.running.agents import action_to_reply, get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import action_to_reply
 from lm_eval_memrisk.running.runner import run_episode, trace_from_replies
 from lm_eval_memrisk.scoring.decisions import decision_class, decision_outcomes, episode_metrics
 from lm_eval_memrisk.scoring.parse import parse_action

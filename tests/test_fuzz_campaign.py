@@ -18,7 +18,7 @@ from lm_eval_memrisk.fuzz.coverage import divergence
 from lm_eval_memrisk.fuzz.execute import Executor, Judgement
 from lm_eval_memrisk.fuzz.seeds import make_seeds
 from lm_eval_memrisk.fuzz.validate_mutant import solves
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.interactive import agent_generate
 from lm_eval_memrisk.running.runner import run_episode
 

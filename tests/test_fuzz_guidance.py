@@ -16,7 +16,7 @@ from lm_eval_memrisk.fuzz.guidance import Entry, Guided, RandomMutation, make_st
 from lm_eval_memrisk.fuzz.mutate import mutate
 from lm_eval_memrisk.fuzz.operators import OPERATORS
 from lm_eval_memrisk.fuzz.seeds import make_seeds, select_episodes
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.interactive import agent_generate
 from lm_eval_memrisk.running.policies import make_policy
 

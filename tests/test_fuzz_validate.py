@@ -95,7 +95,7 @@ def test_withholding_mutants_require_asking_or_declining_in_words() -> None:
     """Their checks include a question about the key (R5: or a refusal), so an agent that
     does nothing fails them; before, it passed every such mutant (46 of 306 valid
     mutants, one per seed checkpoint and operator, every third v2 checkpoint)."""
-    from lm_eval_memrisk.running.agents import get_agent
+    from lm_eval_memrisk.running.agent_registry import get_agent
     from lm_eval_memrisk.running.runner import run_episode
     from lm_eval_memrisk.scoring.scorer import score
 

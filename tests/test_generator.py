@@ -38,7 +38,7 @@ from lm_eval_memrisk.generator import (
 )
 from lm_eval_memrisk.generator.__main__ import main as generator_cli
 from lm_eval_memrisk.generator.templating import render
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.scorer import score
 

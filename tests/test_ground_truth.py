@@ -24,7 +24,8 @@ from lm_eval_memrisk.episodes.validate import CHECK_FIELDS
 from lm_eval_memrisk.harness.docs import to_rows
 from lm_eval_memrisk.logs.rederive import trace_from_texts
 from lm_eval_memrisk.logs.runs import known_datasets, read_sample
-from lm_eval_memrisk.running.agents import action_to_reply, get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import action_to_reply
 from lm_eval_memrisk.running.interactive import agent_generate, run_interactive
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.sample_record import ENVELOPE, sample_metrics

@@ -25,7 +25,7 @@ from test_memory_backends import real_episodes
 from lm_eval_memrisk.episodes.codec import dumps_episode
 from lm_eval_memrisk.episodes.records import Check, Episode, Tool
 from lm_eval_memrisk.episodes.validate import collect_problems
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.interactive import (
     DEFAULT_MAX_STEPS,
     EpisodeRun,

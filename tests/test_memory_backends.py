@@ -16,7 +16,7 @@ from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.render import visible_notes
 from lm_eval_memrisk.episodes.state import state_at
 from lm_eval_memrisk.episodes.trace import ItemState
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.memory import (
     BackendPolicy,
     MemoryBackend,

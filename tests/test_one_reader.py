@@ -22,7 +22,7 @@ from lm_eval_memrisk.episodes.trace import MISSING_PRESENTATION, MODES, Trace
 from lm_eval_memrisk.harness.docs import to_rows
 from lm_eval_memrisk.logs.recompute import MAX_REPLAY_STEPS, replies_of_sample, replies_of_trace
 from lm_eval_memrisk.logs.runs import known_datasets, read_sample
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.interactive import agent_generate, check_max_steps, run_interactive
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.sample_record import ENVELOPE, sample_metrics

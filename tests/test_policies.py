@@ -14,7 +14,7 @@ from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.records import Check, Episode
 from lm_eval_memrisk.episodes.render import render, visible_notes
 from lm_eval_memrisk.episodes.validate import collect_problems
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.interactive import agent_generate, run_interactive
 from lm_eval_memrisk.running.policies import BM25, Embedding, Recency, make_policy
 from lm_eval_memrisk.running.runner import run_episode

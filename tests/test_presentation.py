@@ -27,7 +27,7 @@ from lm_eval_memrisk.episodes.render import (
     tool_specs,
 )
 from lm_eval_memrisk.episodes.state import events_before
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.parse import parse_action
 from lm_eval_memrisk.scoring.scorer import score

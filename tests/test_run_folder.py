@@ -16,7 +16,7 @@ from test_interactive import multi_episode
 from lm_eval_memrisk.cli import main as memrisk_main
 from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.loader import load_episodes
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.interactive import agent_generate
 from lm_eval_memrisk.running.pipeline import run_benchmark
 from lm_eval_memrisk.running.run_lock import LOCK_NAME, hold_folder

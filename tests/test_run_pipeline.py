@@ -23,7 +23,8 @@ from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.records import Check, Episode, Tool
 from lm_eval_memrisk.episodes.tools import call_tool
 from lm_eval_memrisk.episodes.validate import collect_problems
-from lm_eval_memrisk.running.agents import AMNESIAC_REPLY, get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import AMNESIAC_REPLY
 from lm_eval_memrisk.running.interactive import EpisodeRun, agent_generate, run_interactive
 from lm_eval_memrisk.running.pipeline import run_benchmark
 from lm_eval_memrisk.running.policies import make_policy, policy_description

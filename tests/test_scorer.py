@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.episodes.trace import Trace
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode, trace_from_replies
 from lm_eval_memrisk.scoring.scorer import score
 

@@ -9,7 +9,7 @@ import pytest
 from lm_eval_memrisk.cli import main
 from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.loader import load_episodes
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.running.weak import (
     PROFILES,

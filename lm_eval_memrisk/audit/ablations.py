@@ -15,7 +15,8 @@ from typing import Any
 
 from lm_eval_memrisk.audit.run import GROUPS
 from lm_eval_memrisk.episodes.records import Episode
-from lm_eval_memrisk.running.agents import ABLATIONS, get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import ABLATIONS
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.scorer import score
 

@@ -32,7 +32,8 @@ HELP = "fuzz memory use: mutate checkpoints, validate, run, report failure-induc
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from lm_eval_memrisk.fuzz.guidance import STRATEGIES
-    from lm_eval_memrisk.running.agents import AGENT_NAMES, agent_name
+    from lm_eval_memrisk.running.agent_registry import agent_name
+    from lm_eval_memrisk.running.agents import AGENT_NAMES
 
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument(

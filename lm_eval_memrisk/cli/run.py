@@ -16,7 +16,8 @@ HELP = "run an agent or lm-eval model over the episodes; write traces, scores an
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from lm_eval_memrisk.running.agents import AGENT_NAMES, agent_name
+    from lm_eval_memrisk.running.agent_registry import agent_name
+    from lm_eval_memrisk.running.agents import AGENT_NAMES
 
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--agent", type=agent_name, metavar="|".join(AGENT_NAMES) + "|weak:NAME",

@@ -25,6 +25,11 @@ MODES: tuple[str, ...] = ("scripted", "interactive")
 #: logs predate presentations, which all showed ``chat``.  The one default for a missing field.
 MISSING_PRESENTATION = "chat"
 
+#: Most steps a replayed decision may take (bounds the work a forged log can cause):
+#: a logged decision with more steps is refused, never silently cut; interactive mode's
+#: ``max_steps`` may not exceed it.
+MAX_REPLAY_STEPS = 64
+
 
 @dataclass(frozen=True)
 class Action:

@@ -667,7 +667,8 @@ def behaviour_problems(ep: Episode) -> Iterator[_Problem]:
     check, and an agent that does nothing (:data:`~lm_eval_memrisk.running.agents.DO_NOTHING_REPLY`
     at every decision) does not pass them all.  Run only on an episode with no other
     problem."""
-    from lm_eval_memrisk.running.agents import DO_NOTHING_REPLY, get_agent
+    from lm_eval_memrisk.running.agent_registry import get_agent
+    from lm_eval_memrisk.running.agents import DO_NOTHING_REPLY
     from lm_eval_memrisk.running.runner import run_episode
     from lm_eval_memrisk.scoring.scorer import score
 

@@ -79,7 +79,7 @@ class FuzzOptions:
 def system_under_test(options: FuzzOptions) -> tuple[Generate, str, WeakAgent | None]:
     """(batch generate function, name, the planted-weakness agent or None), built by
     the shared builder :func:`lm_eval_memrisk.running.systems.build_system`."""
-    from lm_eval_memrisk.running.agents import get_agent
+    from lm_eval_memrisk.running.agent_registry import get_agent
     from lm_eval_memrisk.running.systems import build_system
 
     if options.agent:

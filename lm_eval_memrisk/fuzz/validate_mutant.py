@@ -21,7 +21,7 @@ from lm_eval_memrisk.episodes.errors import EpisodeFormatError
 from lm_eval_memrisk.episodes.loader import episode_from_dict
 from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.validate import collect_problems
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.scorer import score
 

@@ -23,7 +23,7 @@ from tqdm import tqdm
 from lm_eval_memrisk.episodes.jsonl import json_line
 from lm_eval_memrisk.episodes.render import render
 from lm_eval_memrisk.harness.docs import episode_of
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import call_agent
 
 _LM_EVAL_KWARGS = ("batch_size", "max_batch_size", "device")

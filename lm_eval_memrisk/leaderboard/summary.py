@@ -28,7 +28,7 @@ from lm_eval_memrisk.leaderboard.records import (
     EpisodeOutcome,
     SystemRun,
 )
-from selector.stats import wilson_interval
+from lm_eval_memrisk.scoring.intervals import wilson_interval
 
 #: How many systems count as "the bottom" when flagging high-risk systems.
 BOTTOM_K = 2

@@ -25,12 +25,8 @@ from lm_eval_memrisk.episodes.render import (
     MemoryPolicy,
     make_presentation,
 )
-from lm_eval_memrisk.episodes.trace import MISSING_PRESENTATION, MODES, Trace
+from lm_eval_memrisk.episodes.trace import MAX_REPLAY_STEPS, MISSING_PRESENTATION, MODES, Trace
 from lm_eval_memrisk.scoring.scorer import ScoreResult, score
-
-#: Most steps a replayed decision may take (bounds the work a forged log can cause):
-#: a logged decision with more steps is refused, never silently cut.
-MAX_REPLAY_STEPS = 64
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,9 @@
 
 When a decision point has no ``naive`` action, or a placeholder has no matching
 item, the adversaries fall back to the reference action.
+
+Any scripted agent (these, ``weak:PROFILE``, ``replay:FILE``) is built by name with
+:func:`lm_eval_memrisk.running.agent_registry.get_agent`.
 """
 
 from __future__ import annotations
@@ -312,33 +315,3 @@ AGENT_NAMES: tuple[str, ...] = (
     "oracle", "stale", "leaky", "amnesiac", "refuser", "constraint-blind", "do-nothing",
     "visible-oracle", *(f"ablated-{r}" for r in ABLATIONS),
 )
-
-
-def get_agent(name: str) -> Any:
-    """The scripted agent called ``name``: a reference agent (see :data:`AGENT_NAMES`),
-    a planted-weakness agent ``weak:PROFILE`` (see :mod:`lm_eval_memrisk.running.weak`) or
-    ``replay:FILE``, replies written beforehand (see :mod:`lm_eval_memrisk.running.replay`)."""
-    if name.startswith("weak:"):
-        from lm_eval_memrisk.running.weak import parse_weak
-
-        return parse_weak(name)
-    if name == "visible-oracle":
-        from lm_eval_memrisk.running.visible_oracle import VisibleOracle
-
-        return VisibleOracle()
-    if name.startswith("replay:"):
-        from lm_eval_memrisk.running.replay import ReplayAgent
-
-        return ReplayAgent(name.removeprefix("replay:"))
-    return ReferenceAgent(name)
-
-
-def agent_name(text: str) -> str:
-    """argparse ``type=`` for ``--agent``: a reference agent or ``weak:PROFILE``."""
-    import argparse
-
-    try:
-        get_agent(text)
-    except MemriskError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text

@@ -38,7 +38,7 @@ from lm_eval_memrisk.episodes.render import (
 )
 from lm_eval_memrisk.episodes.state import drops_stand_in, message_text, ordered_events
 from lm_eval_memrisk.episodes.tools import call_tool
-from lm_eval_memrisk.episodes.trace import DecisionRecord, Step, Trace
+from lm_eval_memrisk.episodes.trace import MAX_REPLAY_STEPS, DecisionRecord, Step, Trace
 from lm_eval_memrisk.running.runner import (
     Generate,
     Request,
@@ -53,10 +53,8 @@ DEFAULT_MAX_STEPS = 4
 
 
 def check_max_steps(max_steps: Any) -> int:
-    """``max_steps`` if it is an integer from 1 to :data:`~lm_eval_memrisk.logs.recompute.MAX_REPLAY_STEPS`
+    """``max_steps`` if it is an integer from 1 to :data:`~lm_eval_memrisk.episodes.trace.MAX_REPLAY_STEPS`
     (the most steps a log reader replays), else a :class:`MemriskError`."""
-    from lm_eval_memrisk.logs.recompute import MAX_REPLAY_STEPS
-
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= MAX_REPLAY_STEPS:
         raise MemriskError(f"max_steps must be an integer >= 1 and <= {MAX_REPLAY_STEPS} "
                            f"(model calls per decision point), got {max_steps!r}")

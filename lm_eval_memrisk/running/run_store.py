@@ -21,6 +21,7 @@ import datetime as _dt
 import errno
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,16 +43,19 @@ def task_name(episode: Episode) -> str:
     return f"memriskbench_{episode.risk.lower()}"
 
 
+#: The characters ``lm_eval.utils.sanitize_model_name`` replaces (runs of them become ``__``).
+LM_EVAL_FOLDER_CHARS = re.compile(r"[\"<>:/|\\?*\[\]]+")
+
+
 def model_folder(out: Path, name: str) -> Path:
     """``out/<name>``, the name sanitised as ``memrisk eval`` (lm-eval) sanitises it.
 
     lm-eval's ``sanitize_model_name`` turns every ``/`` and ``\\`` into ``__``, so
     ``model=../../x`` stays a folder inside ``out``; a name that still leaves ``out``
-    (``..``) is refused.
+    (``..``) is refused.  :data:`LM_EVAL_FOLDER_CHARS` is lm-eval's own pattern (only
+    harness/ imports lm-eval; tests/test_architecture.py keeps the two equal).
     """
-    from lm_eval.utils import sanitize_model_name
-
-    folder: str = sanitize_model_name(name)
+    folder = LM_EVAL_FOLDER_CHARS.sub("__", name)
     if folder in ("", ".", ".."):
         raise MemriskError(f"system name {name!r} cannot name a folder inside {out}")
     return out / folder

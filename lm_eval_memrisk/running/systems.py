@@ -65,7 +65,7 @@ def build_system(
     if (agent is None) == (model is None):
         raise MemriskError("give exactly one of an agent name or a model")
     if agent is not None:
-        from lm_eval_memrisk.running.agents import get_agent
+        from lm_eval_memrisk.running.agent_registry import get_agent
         from lm_eval_memrisk.running.interactive import agent_generate
 
         return System(agent, agent_generate(get_agent(agent)), {"agent": agent})

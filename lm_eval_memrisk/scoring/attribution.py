@@ -20,8 +20,8 @@ from typing import Any
 from lm_eval_memrisk.episodes.jsonl import json_line
 from lm_eval_memrisk.episodes.normalize import contains_value
 from lm_eval_memrisk.episodes.records import Episode, Event
+from lm_eval_memrisk.episodes.state import action_text
 from lm_eval_memrisk.episodes.trace import DecisionRecord, ItemState, Trace
-from lm_eval_memrisk.running.agents import action_to_reply
 from lm_eval_memrisk.scoring.parse import parse_action
 from lm_eval_memrisk.scoring.scorer import ScoreResult
 
@@ -33,7 +33,7 @@ FAILURE_LABELS: tuple[str, ...] = ("agent", "policy_hidden")
 
 def needed_values(decision: Event, memory: Iterable[ItemState]) -> list[str]:
     """Values of memory items the decision point's reference action contains, sorted."""
-    content = parse_action(action_to_reply(dict(decision.reference or {"answer": ""}))).content
+    content = parse_action(action_text(dict(decision.reference or {"answer": ""}))).content
     return sorted({i.value for i in memory if contains_value(content, i.value)})
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from lm_eval_memrisk.episodes.doc_rows import to_rows
 from lm_eval_memrisk.episodes.loader import dataset_hash, load_episodes
 from lm_eval_memrisk.episodes.records import Episode
-from lm_eval_memrisk.running.agents import get_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.interactive import agent_generate, run_interactive
 from lm_eval_memrisk.running.policies import make_policy
 from lm_eval_memrisk.running.runner import run_episode, trace_from_replies
