@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from scipy.stats import binomtest, fisher_exact
 
 from lm_eval_memrisk.episodes.errors import SamplesError
-from lm_eval_memrisk.scoring.intervals import wilson_interval
+from lm_eval_memrisk.scoring.intervals import wilson_interval as wilson_interval  # re-exported
 from selector.io import RunMatrix
 
 

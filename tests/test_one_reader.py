@@ -18,9 +18,9 @@ from lm_eval_memrisk.cli import main
 from lm_eval_memrisk.episodes.codec import fingerprint
 from lm_eval_memrisk.episodes.errors import MemriskError, SamplesError
 from lm_eval_memrisk.episodes.loader import load_episodes
-from lm_eval_memrisk.episodes.trace import MISSING_PRESENTATION, MODES, Trace
+from lm_eval_memrisk.episodes.trace import MAX_REPLAY_STEPS, MISSING_PRESENTATION, MODES, Trace
 from lm_eval_memrisk.harness.docs import to_rows
-from lm_eval_memrisk.logs.recompute import MAX_REPLAY_STEPS, replies_of_sample, replies_of_trace
+from lm_eval_memrisk.logs.recompute import replies_of_sample, replies_of_trace
 from lm_eval_memrisk.logs.runs import known_datasets, read_sample
 from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.interactive import agent_generate, check_max_steps, run_interactive

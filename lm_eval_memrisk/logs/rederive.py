@@ -24,9 +24,8 @@ from collections.abc import Mapping, Sequence
 from lm_eval_memrisk.episodes.errors import SamplesError
 from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.render import DEFAULT_PRESENTATION, Presentation
-from lm_eval_memrisk.episodes.trace import Action, Trace
+from lm_eval_memrisk.episodes.trace import MAX_REPLAY_STEPS, Action, Trace
 from lm_eval_memrisk.logs.recompute import (
-    MAX_REPLAY_STEPS,
     Replies,
     replies_of_trace,
     trace_of_replies,
