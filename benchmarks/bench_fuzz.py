@@ -13,11 +13,11 @@ import random
 import time
 from collections import Counter, defaultdict
 
+from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.fuzz.mutate import mutate
 from lm_eval_memrisk.fuzz.operators import OPERATORS
 from lm_eval_memrisk.fuzz.seeds import make_seeds, select_episodes
 from lm_eval_memrisk.fuzz.validate_mutant import check_mutant
-from lm_eval_memrisk.loader import load_episodes
 
 
 def main() -> None:

@@ -30,13 +30,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.records import RISKS, Episode
+from lm_eval_memrisk.episodes.trace import Trace
 from lm_eval_memrisk.harness.lm_adapter import lm_generate, load_lm
-from lm_eval_memrisk.interactive import run_interactive
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.records import RISKS, Episode
-from lm_eval_memrisk.runner import Generate, Request, run_scripted
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.running.interactive import run_interactive
+from lm_eval_memrisk.running.runner import Generate, Request, run_scripted
+from lm_eval_memrisk.scoring.scorer import score
 
 COUNTERS = ("prompt_tokens", "prompt_tokens_evaluated", "generated_tokens")
 

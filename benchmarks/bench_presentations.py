@@ -37,7 +37,7 @@ def slice_indices(name: str) -> dict[str, list[int]] | None:
     """lm-eval ``samples`` (doc indices per task) of a named slice; None = every episode."""
     if name == "full":
         return None
-    from lm_eval_memrisk.loader import load_episodes
+    from lm_eval_memrisk.episodes.loader import load_episodes
 
     out: dict[str, list[int]] = {}
     for risk, task in zip(RISKS, TASKS):

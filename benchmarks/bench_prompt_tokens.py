@@ -25,9 +25,9 @@ def count(model: str, presentation: str | None) -> dict[str, object]:
     import llama_cpp
     from llama_cpp import llama_chat_format as lcf
 
+    from lm_eval_memrisk.episodes.loader import load_episodes
     from lm_eval_memrisk.harness.model_files import resolve_model
-    from lm_eval_memrisk.loader import load_episodes
-    from lm_eval_memrisk.runner import prompts
+    from lm_eval_memrisk.running.runner import prompts
 
     llm = llama_cpp.Llama(model_path=str(resolve_model(model, None, None, None, None)), vocab_only=True, verbose=False)
     eos = llm._model.token_get_text(llm.token_eos())
@@ -39,7 +39,7 @@ def count(model: str, presentation: str | None) -> dict[str, object]:
     contexts = []
     for ep in load_episodes(track="main"):
         if takes_presentation:
-            from lm_eval_memrisk.render import make_presentation
+            from lm_eval_memrisk.episodes.render import make_presentation
 
             rendered = prompts(ep, None, make_presentation(presentation))
         else:

@@ -14,12 +14,12 @@ import argparse
 import statistics
 import time
 
-from lm_eval_memrisk import checks as checks_module
-from lm_eval_memrisk import equivalence
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import ScoreResult, score
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring import checks as checks_module
+from lm_eval_memrisk.scoring import equivalence
+from lm_eval_memrisk.scoring.scorer import ScoreResult, score
 
 
 def main() -> int:

@@ -120,7 +120,7 @@ def as_mode(mode: str, base: str, base_args: str, max_steps: int, tools: str = "
 
 def _reply_text(reply: str) -> str:
     """The model's text: interactive runs return an envelope holding the decision record."""
-    from lm_eval_memrisk.sample_record import ENVELOPE
+    from lm_eval_memrisk.scoring.sample_record import ENVELOPE
 
     if not reply.startswith(ENVELOPE):
         return reply

@@ -17,17 +17,17 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "load_episodes": "lm_eval_memrisk.loader",
-    "render": "lm_eval_memrisk.render",
-    "parse_action": "lm_eval_memrisk.parse",
-    "get_agent": "lm_eval_memrisk.agents",
-    "run_episode": "lm_eval_memrisk.runner",
-    "score": "lm_eval_memrisk.scorer",
-    "Episode": "lm_eval_memrisk.records",
-    "Trace": "lm_eval_memrisk.trace",
-    "ScoreResult": "lm_eval_memrisk.scorer",
-    "MemriskError": "lm_eval_memrisk.errors",
-    "EpisodeFormatError": "lm_eval_memrisk.errors",
+    "load_episodes": "lm_eval_memrisk.episodes.loader",
+    "render": "lm_eval_memrisk.episodes.render",
+    "parse_action": "lm_eval_memrisk.scoring.parse",
+    "get_agent": "lm_eval_memrisk.running.agent_registry",
+    "run_episode": "lm_eval_memrisk.running.runner",
+    "score": "lm_eval_memrisk.scoring.scorer",
+    "Episode": "lm_eval_memrisk.episodes.records",
+    "Trace": "lm_eval_memrisk.episodes.trace",
+    "ScoreResult": "lm_eval_memrisk.scoring.scorer",
+    "MemriskError": "lm_eval_memrisk.episodes.errors",
+    "EpisodeFormatError": "lm_eval_memrisk.episodes.errors",
 }
 
 #: The names of ``_EXPORTS`` plus ``__version__``, as a literal that static tools can read.

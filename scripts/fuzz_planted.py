@@ -1,7 +1,7 @@
 """Fuzzer experiment on a planted-weakness target (no model, CPU-light).
 
 Runs guided, random and coverage-only search on ``weak:fuzz-target`` (8 planted
-weaknesses, :mod:`lm_eval_memrisk.weak`) at each budget and seed, through the same
+weaknesses, :mod:`lm_eval_memrisk.running.weak`) at each budget and seed, through the same
 library call as ``memrisk fuzz`` (:func:`lm_eval_memrisk.fuzz.pipeline.run_fuzz`), and
 writes ``table.md``, ``results.json`` and ``budget_curve.png`` into ``--out``.
 

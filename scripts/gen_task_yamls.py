@@ -13,17 +13,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from lm_eval_memrisk.generation import MAX_GEN_TOKS, STOP_SEQUENCES  # noqa: E402 (after the sys.path insert)
-from lm_eval_memrisk.sample_record import SCORE_METRICS  # noqa: E402
+from lm_eval_memrisk.running.generation import MAX_GEN_TOKS, STOP_SEQUENCES  # noqa: E402 (after the sys.path insert)
+from lm_eval_memrisk.scoring.sample_record import SCORE_METRICS  # noqa: E402
 
 OUT = ROOT / "tasks" / "memriskbench"
-#: == lm_eval_memrisk.scorer.SCORER_VERSION (tested).  2.0: scorer 2.0, dataset v2 the
+#: == lm_eval_memrisk.scoring.scorer.SCORER_VERSION (tested).  2.0: scorer 2.0, dataset v2 the
 #: default, prompt layout v2 (fixed first, notes last; ``render=2`` in signatures),
 #: presentations, acted/violation/must_do.  2.1: asking and declining are credited only
-#: in the reply's own words (a parroted request earns nothing; lm_eval_memrisk.echo).
+#: in the reply's own words (a parroted request earns nothing; lm_eval_memrisk.scoring.echo).
 #: 2.2: where the reference answers the user, a tool call meets no text check (a lookup
 #: or an e-mail that holds the value does not answer).  3.0: a reply is judged by its act
-#: (lm_eval_memrisk.acts), false_claim, prose beside a call, use/mention for every note,
+#: (lm_eval_memrisk.scoring.acts), false_claim, prose beside a call, use/mention for every note,
 #: request-fixed arguments, hedged values (README, Scoring).
 VERSION = "3.0"
 MAIN_RISKS = ("R1", "R2", "R3", "R4", "R5")

@@ -8,10 +8,10 @@
    rate is the ceiling the policy leaves a perfect memory reasoner.
 2. For each logged run folder (lm-eval samples, ``.jsonl`` or ``.jsonl.gz``), the
    failures split into the agent's own and ``policy_hidden`` ones, per risk.  The
-   folders are read by the run reader (:func:`lm_eval_memrisk.runs.read_runs`): every
+   folders are read by the run reader (:func:`lm_eval_memrisk.logs.runs.read_runs`): every
    episode is verified against the dataset and every verdict recomputed from the
    replies; a failure is ``policy_hidden`` only as the reader attributes it
-   (:attr:`lm_eval_memrisk.runs.LoggedSample.failure`).
+   (:attr:`lm_eval_memrisk.logs.runs.LoggedSample.failure`).
 
 Prints Markdown tables.
 """
@@ -22,14 +22,14 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.attribution import attribute, failure_counts, needed_values
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.policies import make_policy, policy_description
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.trace import DecisionRecord
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.trace import DecisionRecord
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.policies import make_policy, policy_description
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.attribution import attribute, failure_counts, needed_values
+from lm_eval_memrisk.scoring.scorer import score
 
 RISKS = ("R1", "R2", "R3", "R4", "R5")  # the main track
 DEFAULT_POLICIES = "full,recency:3,bm25:3,embedding:3,reference:3,reference-embedding:3,mem0:3"
@@ -75,7 +75,7 @@ def _needed_note_not_shown(episode: Episode, decision_id: str, rec: DecisionReco
 
 def logged_rows(folders: Sequence[Path], episodes: Sequence[str | Path] = ()) -> list[str]:
     """One row per system in ``folders`` (``DIR`` or ``NAME=DIR``), read by the run reader."""
-    from lm_eval_memrisk.runs import read_runs
+    from lm_eval_memrisk.logs.runs import read_runs
 
     rows = ["| run | policy | " + " | ".join(RISKS) + " | overall |", "|---|---|" + "---|" * (len(RISKS) + 1)]
     for log in read_runs(list(folders), episodes):

@@ -21,8 +21,8 @@ import json
 import sys
 from pathlib import Path
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.loader import dataset_hash, load_episodes
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.loader import dataset_hash, load_episodes
 from selector.evaluate import Settings
 from selector.io import load_runs
 from selector.out_of_sample import RealRuns, evaluate, markdown

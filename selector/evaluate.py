@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm import tqdm
 
+from lm_eval_memrisk.scoring.intervals import wilson_interval
 from selector import baselines as bl
 from selector.features import (
     FAMILY_NAMES,
@@ -36,7 +37,6 @@ from selector.objective import (
     bottom_k_membership,
     spearman,
 )
-from selector.stats import wilson_interval
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]

@@ -1,12 +1,12 @@
 """Read lm-eval ``--log_samples`` output folders into an episode x system matrix.
 
-Folders are read by :mod:`lm_eval_memrisk.runs` (the one rule for which samples count;
+Folders are read by :mod:`lm_eval_memrisk.logs.runs` (the one rule for which samples count;
 episodes verified against the dataset, scores recomputed from the replies); only the
 main-track episodes (R1-R5) enter the matrix.  An incomplete system (one missing
-main-track episodes of the comparison, :func:`lm_eval_memrisk.runs.standings`, the rule
+main-track episodes of the comparison, :func:`lm_eval_memrisk.logs.runs.standings`, the rule
 the leaderboard ranks by) is refused with an error naming it: a pass matrix, and so
 ``memrisk select`` and ``memrisk stats``, never holds it.  Structural features come from the
-verified episode (:func:`lm_eval_memrisk.episode_features.episode_features`).
+verified episode (:func:`lm_eval_memrisk.episodes.episode_features.episode_features`).
 
 Everything is keyed by episode id (rows sorted by id) and system name (columns sorted),
 never by file order.  Bad input raises :class:`SamplesError` naming the file and line.
@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from lm_eval_memrisk.episode_features import episode_features
-from lm_eval_memrisk.errors import SamplesError
-from lm_eval_memrisk.runs import (
+from lm_eval_memrisk.episodes.episode_features import episode_features
+from lm_eval_memrisk.episodes.errors import SamplesError
+from lm_eval_memrisk.episodes.trace import Trace
+from lm_eval_memrisk.logs.runs import (
     LoggedSample,
     SystemLog,
     flag_notes,
@@ -31,8 +32,7 @@ from lm_eval_memrisk.runs import (
     read_runs,
     standings,
 )
-from lm_eval_memrisk.scorer import SCORER_VERSION
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.scoring.scorer import SCORER_VERSION
 
 TIERS: tuple[str, ...] = ("easy", "medium", "hard")
 #: Structural episode features read from ``episodes.features`` (written by the harness).
@@ -205,7 +205,7 @@ def build_matrix(systems: Mapping[str, dict[str, _Row]], variant: str, notes: Se
 def load_systems(
     runs: Sequence[str | Path], variant: str = "default", episodes: Sequence[str | Path] = ()
 ) -> tuple[dict[str, dict[str, _Row]], list[str]]:
-    """Read each run folder (``DIR`` or ``NAME=DIR``, through :mod:`lm_eval_memrisk.runs`)
+    """Read each run folder (``DIR`` or ``NAME=DIR``, through :mod:`lm_eval_memrisk.logs.runs`)
     -> system name -> rows, plus notes (flagged logs first)."""
     if variant not in VARIANTS:
         raise SamplesError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")

@@ -1,11 +1,11 @@
 """Out-of-sample evaluation of subset selection on systems whose ranking is known.
 
-The systems are planted-weakness agents (:mod:`lm_eval_memrisk.weak`) with a rate
+The systems are planted-weakness agents (:mod:`lm_eval_memrisk.running.weak`) with a rate
 p < 1, plus reference agents.  A planted agent fails an episode exactly when one of
 its acting weaknesses fires, each firing kept with probability p by a seeded coin, so
 its *expected* pass count on any episode set is known in closed form:
 ``sum over episodes of (1 - p) ** (number of wrong replies it can give there)``
-(:meth:`~lm_eval_memrisk.weak.WeakAgent.pass_probability`).  That gives the
+(:meth:`~lm_eval_memrisk.running.weak.WeakAgent.pass_probability`).  That gives the
 known ranking and the known high-risk (bottom-k) systems, with no estimation.
 
 Protocol: every method selects on the outcomes of seed 0 (the *selection* runs); the
@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.episode_features import episode_features
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.weak import WeakAgent
+from lm_eval_memrisk.episodes.episode_features import episode_features
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.running.weak import WeakAgent
+from lm_eval_memrisk.scoring.scorer import score
 from selector import baselines as bl
 from selector.evaluate import METHODS, SELECTOR, Settings, deterministic_subsets, mask_of
 from selector.features import feature_matrix

@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from lm_eval_memrisk.errors import SamplesError
+from lm_eval_memrisk.episodes.errors import SamplesError
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "data" / "reference"
 _MAIN = tuple(f"samples_memriskbench_r{i}_" for i in range(1, 6))

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from lm_eval_memrisk.safe_text import md_cell
+from lm_eval_memrisk.logs.safe_text import md_cell
 from selector.evaluate import METHODS, PipelineResult, Settings
 from selector.features import FAMILIES, FEATURE_NAMES
 from selector.io import RunMatrix

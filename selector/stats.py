@@ -1,6 +1,7 @@
 """Per-(system, risk) statistics: Wilson intervals, McNemar, Fisher and Holm (paper §6.3).
 
-* ``wilson_interval(k, n)``: Wilson score 95% interval for k passes out of n.
+* ``wilson_interval(k, n)``: Wilson score 95% interval for k passes out of n
+  (:mod:`lm_eval_memrisk.scoring.intervals`, shared with the leaderboard).
 * McNemar's exact test: systems scored on the same episodes are paired; the p-value is
   the two-sided binomial test of the discordant pairs against 1/2 (1.0 without any).
 * Fisher's exact test (two-sided, ``scipy.stats.fisher_exact``) on the 2x2 table of
@@ -15,7 +16,6 @@ Counts files follow ``memriskbench_table_6_3.json``: ``{"risks": [...],
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -25,21 +25,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import binomtest, fisher_exact
 
-from lm_eval_memrisk.errors import SamplesError
+from lm_eval_memrisk.episodes.errors import SamplesError
+from lm_eval_memrisk.scoring.intervals import wilson_interval as wilson_interval  # re-exported
 from selector.io import RunMatrix
-
-Z95 = 1.959964
-
-
-def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for k successes out of n trials (n > 0)."""
-    if n <= 0 or not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
-    p = k / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def fisher_p(k_a: int, n_a: int, k_b: int, n_b: int) -> float:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lm_eval_memrisk.records import Check, Constraint, Episode, Event, MemoryItem, Tool
+from lm_eval_memrisk.episodes.records import Check, Constraint, Episode, Event, MemoryItem, Tool
 
 SHIP = Tool(
     name="ship_order",

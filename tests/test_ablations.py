@@ -19,14 +19,15 @@ from typing import Any
 
 import pytest
 
-from lm_eval_memrisk.agents import ABLATIONS, AGENT_NAMES, ablated_action, get_agent
 from lm_eval_memrisk.audit.ablations import ablations
 from lm_eval_memrisk.cli import main as memrisk
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.state import state_at
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.state import state_at
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import ABLATIONS, AGENT_NAMES, ablated_action
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.scorer import score
 
 GROUPS = {"R1", "R2", "R3", "R4", "R5", "R6", "main"}
 

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_memrisk.acts import ACTS, claimed_completion, read_act
-from lm_eval_memrisk.agents import action_to_reply
-from lm_eval_memrisk.checks import episode_values
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.parse import MAX_REPLY_CHARS, parse_action, prose_around_call
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.runner import trace_from_replies
-from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.running.agents import action_to_reply
+from lm_eval_memrisk.running.runner import trace_from_replies
+from lm_eval_memrisk.scoring.acts import ACTS, claimed_completion, read_act
+from lm_eval_memrisk.scoring.checks import episode_values
+from lm_eval_memrisk.scoring.parse import MAX_REPLY_CHARS, parse_action, prose_around_call
+from lm_eval_memrisk.scoring.scorer import score
 
 DATA = Path(__file__).parent / "data" / "labelled_replies"
 

@@ -30,21 +30,22 @@ from typing import Any
 
 import pytest
 
-from lm_eval_memrisk.agents import PLACEHOLDER, action_to_reply, get_agent
 from lm_eval_memrisk.audit import SHORTCUTS, audit
 from lm_eval_memrisk.audit.stats import final_gap, mechanism_pattern
 from lm_eval_memrisk.audit.view import read_view
-from lm_eval_memrisk.checks import episode_values, selected_items
 from lm_eval_memrisk.cli import main as memrisk
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.normalize import contains_value
+from lm_eval_memrisk.episodes.records import MAIN_RISKS, TIERS, Episode
+from lm_eval_memrisk.episodes.state import state_at
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.build import MAIN_TIERS, R6_TIERS
 from lm_eval_memrisk.generator.verify import MIN_GAP, action_content
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.normalize import contains_value
-from lm_eval_memrisk.records import MAIN_RISKS, TIERS, Episode
-from lm_eval_memrisk.runner import decision_prompts, run_episode, trace_from_replies
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.state import state_at
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import PLACEHOLDER, action_to_reply
+from lm_eval_memrisk.running.runner import decision_prompts, run_episode, trace_from_replies
+from lm_eval_memrisk.scoring.checks import episode_values, selected_items
+from lm_eval_memrisk.scoring.scorer import score
 
 MUST_FAIL = {"R1": "stale", "R2": "stale", "R4": "stale", "R3": "leaky", "R5": "constraint-blind"}
 #: Cues of v2 whose right rate is still outside [0.25, 0.75] (see docs/datasets.md, "Shortcut audit").

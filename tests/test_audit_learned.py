@@ -21,9 +21,9 @@ from lm_eval_memrisk.audit.run import passes, tally
 from lm_eval_memrisk.audit.shortcuts import SHORTCUTS
 from lm_eval_memrisk.cli import audit as audit_cli
 from lm_eval_memrisk.cli import main as memrisk
-from lm_eval_memrisk.errors import AuditError
+from lm_eval_memrisk.episodes.errors import AuditError
+from lm_eval_memrisk.episodes.records import MAIN_RISKS, Check, Episode
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
-from lm_eval_memrisk.records import MAIN_RISKS, Check, Episode
 
 STREETS = [
     "Oak Street",

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.scorer import score
 
 REPLIES = Path(__file__).parent / "data" / "careful_assistant" / "replies_v5.jsonl"
 

@@ -18,11 +18,11 @@ from functools import lru_cache
 
 import pytest
 
-from lm_eval_memrisk.agents import action_to_reply
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.runner import trace_from_replies
-from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.running.agents import action_to_reply
+from lm_eval_memrisk.running.runner import trace_from_replies
+from lm_eval_memrisk.scoring.scorer import score
 
 
 @lru_cache(maxsize=1)
@@ -243,7 +243,7 @@ def test_r5_refusal_without_question_mark(reply: str, passes: bool) -> None:
 
 def test_safety_aware_refusal_does_not_undo_an_earlier_leak() -> None:
     """#16: leak via a non-terminal tool at step 1, then refuse: FAIL under every variant."""
-    from lm_eval_memrisk.interactive import EpisodeRun
+    from lm_eval_memrisk.running.interactive import EpisodeRun
 
     for ep in episodes().values():
         if ep.risk != "R3" or len(ep.decision_points) != 1:
@@ -271,8 +271,8 @@ def test_safety_aware_refusal_does_not_undo_an_earlier_leak() -> None:
 def test_hostile_pattern_scores_fast_and_is_rejected_by_validate() -> None:
     import dataclasses
 
-    from lm_eval_memrisk.records import Check
-    from lm_eval_memrisk.validate import collect_problems
+    from lm_eval_memrisk.episodes.records import Check
+    from lm_eval_memrisk.episodes.validate import collect_problems
 
     ep = episodes()["R3-easy-02"]
     dp = ep.decision_points[0]

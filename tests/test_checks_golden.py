@@ -7,9 +7,9 @@ import json
 import pytest
 from episode_factory import r1_episode
 
-from lm_eval_memrisk.records import Check
-from lm_eval_memrisk.runner import trace_from_replies
-from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.episodes.records import Check
+from lm_eval_memrisk.running.runner import trace_from_replies
+from lm_eval_memrisk.scoring.scorer import score
 
 
 def call(tool, **args):

@@ -38,8 +38,8 @@ def test_score_variants(tmp_path, capsys):
     safety = run_json(capsys, "score", str(tmp_path / "traces.jsonl"), "--variant", "safety_aware", "--json")
     # scorer 3.0: refusing passes exactly the episodes where declining is the right move
     # at every decision (a standing rule at stake), nowhere else
-    from lm_eval_memrisk.checks import episode_values
-    from lm_eval_memrisk.loader import load_episodes
+    from lm_eval_memrisk.episodes.loader import load_episodes
+    from lm_eval_memrisk.scoring.checks import episode_values
 
     decline_only = sum(
         all(dp.answers_user and dp.id in episode_values(ep).declines_allowed for dp in ep.decision_points)

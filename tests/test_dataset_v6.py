@@ -22,17 +22,17 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_memrisk.agents import ABLATIONS
 from lm_eval_memrisk.audit.ablations import ablations
 from lm_eval_memrisk.audit.run import audit
-from lm_eval_memrisk.codec import dumps_episode
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.loader import default_dataset_path, load_episodes
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.render import AUTHORITY_RULES, MEMORY_RULES, render
+from lm_eval_memrisk.episodes.validate import collect_problems
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.__main__ import main as generator_cli
 from lm_eval_memrisk.generator.families.everyday import TEXT_THINGS
-from lm_eval_memrisk.loader import default_dataset_path, load_episodes
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.render import AUTHORITY_RULES, MEMORY_RULES, render
-from lm_eval_memrisk.validate import collect_problems
+from lm_eval_memrisk.running.agents import ABLATIONS
 
 SEEDS = (1, 2, 3)
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from lm_eval_memrisk.agents import action_to_reply, get_agent
-from lm_eval_memrisk.decisions import decision_class, decision_outcomes, episode_metrics
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.harness.docs import to_rows
 from lm_eval_memrisk.harness.task import _settings_from_metadata, evaluate_doc
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.parse import parse_action
-from lm_eval_memrisk.runner import run_episode, trace_from_replies
-from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import action_to_reply
+from lm_eval_memrisk.running.runner import run_episode, trace_from_replies
+from lm_eval_memrisk.scoring.decisions import decision_class, decision_outcomes, episode_metrics
+from lm_eval_memrisk.scoring.parse import parse_action
+from lm_eval_memrisk.scoring.scorer import score
 
 MAIN = load_episodes(track="main")
 BY_ID = {e.id: e for e in MAIN}
@@ -147,7 +148,7 @@ def test_answers_user_is_the_one_reference_kind_rule() -> None:
     """``Event.answers_user`` (used by the scorer's answer-channel rule and by ``acted``):
     a reply reference answers the user, a tool-call reference does not, and a decision
     with no reference is no answer decision."""
-    from lm_eval_memrisk.records import Event
+    from lm_eval_memrisk.episodes.records import Event
 
     assert Event(id="e1", type="decision_point", time=0, reference={"answer": "It is 4417."}).answers_user
     assert not Event(id="e2", type="decision_point", time=0, reference={"tool": "x", "arguments": {}}).answers_user

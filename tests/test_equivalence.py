@@ -1,11 +1,11 @@
-"""Value equivalence by value type (lm_eval_memrisk.equivalence), near-misses included."""
+"""Value equivalence by value type (lm_eval_memrisk.scoring.equivalence), near-misses included."""
 
 from __future__ import annotations
 
 import pytest
 
-from lm_eval_memrisk.checks import asks_user
-from lm_eval_memrisk.equivalence import canon, equals, forms_of
+from lm_eval_memrisk.scoring.checks import asks_user
+from lm_eval_memrisk.scoring.equivalence import canon, equals, forms_of
 
 CASES = [
     ("Gartenstraße 62, 54352 Köln", "Gartenstrasse 62, 54352 Koeln", True),

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from lm_eval_memrisk.cli import main
+from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.harness.docs import episode_of
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.scorer import SCORER_VERSION
+from lm_eval_memrisk.scoring.scorer import SCORER_VERSION
 
 
 def test_export_hf_roundtrip(tmp_path):
@@ -31,7 +31,7 @@ def test_export_hf_roundtrip(tmp_path):
 
 
 def test_tasks_load_from_an_exported_folder(tmp_path):
-    from lm_eval_memrisk.export_hf import export
+    from lm_eval_memrisk.episodes.export_hf import export
     from lm_eval_memrisk.harness.dataset import load_docs
 
     export(load_episodes(track="all"), tmp_path / "hub")
@@ -47,9 +47,9 @@ def _doc_hash(doc):
 
 
 def test_the_dataset_card_describes_every_field_and_gives_version_and_citation(tmp_path):
-    from lm_eval_memrisk.doc_rows import COLUMNS
-    from lm_eval_memrisk.export_hf import export
-    from lm_eval_memrisk.loader import dataset_hash
+    from lm_eval_memrisk.episodes.doc_rows import COLUMNS
+    from lm_eval_memrisk.episodes.export_hf import export
+    from lm_eval_memrisk.episodes.loader import dataset_hash
 
     export(load_episodes(track="all"), tmp_path / "hub")
     card = (tmp_path / "hub" / "README.md").read_text(encoding="utf-8")
@@ -70,7 +70,7 @@ def test_an_exported_episode_has_the_packaged_doc_hash(tmp_path):
     """#28: the export wrote each row's keys sorted, so a doc loaded from it serialised
     differently and lm-eval logged another doc_hash for the same episode."""
     datasets = pytest.importorskip("datasets")
-    from lm_eval_memrisk.doc_rows import COLUMNS
+    from lm_eval_memrisk.episodes.doc_rows import COLUMNS
     from lm_eval_memrisk.harness.dataset import load_docs
 
     out = tmp_path / "hub"
@@ -116,7 +116,7 @@ def test_a_second_export_under_the_same_folder_name_is_not_served_from_the_cache
     """datasets caches a local folder by its name: a v5 export into b/hub was read back as
     the v3 export of a/hub loaded before it."""
     pytest.importorskip("datasets")
-    from lm_eval_memrisk.export_hf import export
+    from lm_eval_memrisk.episodes.export_hf import export
     from lm_eval_memrisk.harness.dataset import load_docs
 
     name = f"hub-{tmp_path.name}"  # one cache entry for this test, in the shared cache
@@ -172,8 +172,8 @@ def test_rescore_original_expected_changes_oracle_scores(tmp_path, capsys):
 
 
 def test_rescore_bad_line_names_file_and_line(tmp_path):
-    from lm_eval_memrisk.errors import SamplesError
-    from lm_eval_memrisk.rescore import rescore_dir
+    from lm_eval_memrisk.episodes.errors import SamplesError
+    from lm_eval_memrisk.logs.rescore import rescore_dir
 
     folder = tmp_path / "m"
     folder.mkdir()
@@ -244,11 +244,11 @@ def test_rescore_keeps_the_memory_policys_view_and_its_attribution(tmp_path):
 
 def test_rescore_of_a_reply_with_a_lone_surrogate_writes_it_escaped(tmp_path):
     """#29: a model's lone surrogate crashed rescore (UnicodeEncodeError) and left a 0-byte .tmp."""
-    from lm_eval_memrisk.codec import fingerprint
-    from lm_eval_memrisk.jsonl import numbered_lines
-    from lm_eval_memrisk.pipeline import run_benchmark, select_episodes
-    from lm_eval_memrisk.rescore import rescore_dir
-    from lm_eval_memrisk.systems import System
+    from lm_eval_memrisk.episodes.codec import fingerprint
+    from lm_eval_memrisk.episodes.jsonl import numbered_lines
+    from lm_eval_memrisk.logs.rescore import rescore_dir
+    from lm_eval_memrisk.running.pipeline import run_benchmark, select_episodes
+    from lm_eval_memrisk.running.systems import System
 
     everything = load_episodes(track="all")
     episodes = select_episodes(everything, risk="R1")
@@ -263,7 +263,7 @@ def test_rescore_of_a_reply_with_a_lone_surrogate_writes_it_escaped(tmp_path):
 
 
 def test_write_atomic_leaves_no_tmp_file_when_the_write_fails(tmp_path, monkeypatch):
-    from lm_eval_memrisk.jsonl import write_atomic
+    from lm_eval_memrisk.episodes.jsonl import write_atomic
 
     def full_disk(self, *args, **kwargs):
         raise OSError(28, "No space left on device")

@@ -8,19 +8,19 @@ from pathlib import Path
 import pytest
 from test_fuzz_episodes import all_seed_episodes, two_decision_episode
 
-from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.cli import main
-from lm_eval_memrisk.codec import dumps_episode
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.validate import collect_problems
 from lm_eval_memrisk.fuzz import campaign as campaign_mod
 from lm_eval_memrisk.fuzz.campaign import run_campaign
 from lm_eval_memrisk.fuzz.coverage import divergence
 from lm_eval_memrisk.fuzz.execute import Executor, Judgement
 from lm_eval_memrisk.fuzz.seeds import make_seeds
 from lm_eval_memrisk.fuzz.validate_mutant import solves
-from lm_eval_memrisk.interactive import agent_generate
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.validate import collect_problems
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.interactive import agent_generate
+from lm_eval_memrisk.running.runner import run_episode
 
 
 @pytest.fixture(scope="module")

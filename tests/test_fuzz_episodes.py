@@ -7,10 +7,10 @@ from dataclasses import replace
 
 from episode_factory import EMAIL, SHIP, chain, item, r1_episode
 
+from lm_eval_memrisk.episodes.records import Check, Episode, Event
+from lm_eval_memrisk.episodes.validate import collect_problems
 from lm_eval_memrisk.fuzz.seeds import checkpoint, make_seeds
 from lm_eval_memrisk.fuzz.validate_mutant import solves
-from lm_eval_memrisk.records import Check, Episode, Event
-from lm_eval_memrisk.validate import collect_problems
 
 NEW_PHONE = "+44 20 7946 0977"
 

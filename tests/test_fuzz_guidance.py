@@ -8,7 +8,6 @@ import pytest
 from episode_factory import r1_episode
 from test_fuzz_episodes import all_seed_episodes
 
-from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.cli import main
 from lm_eval_memrisk.fuzz.campaign import run_campaign
 from lm_eval_memrisk.fuzz.coverage import STATES, static_keys, universe_size
@@ -17,8 +16,9 @@ from lm_eval_memrisk.fuzz.guidance import Entry, Guided, RandomMutation, make_st
 from lm_eval_memrisk.fuzz.mutate import mutate
 from lm_eval_memrisk.fuzz.operators import OPERATORS
 from lm_eval_memrisk.fuzz.seeds import make_seeds, select_episodes
-from lm_eval_memrisk.interactive import agent_generate
-from lm_eval_memrisk.policies import make_policy
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.interactive import agent_generate
+from lm_eval_memrisk.running.policies import make_policy
 
 
 def entries() -> list[Entry]:
@@ -125,7 +125,7 @@ def test_coverage_does_not_read_the_reply() -> None:
     """Coverage points are the same whatever the system under test answered (under the
     ``full`` policy "an avoided item was used" would be the failure label itself)."""
     from lm_eval_memrisk.fuzz.coverage import points
-    from lm_eval_memrisk.runner import run_episode
+    from lm_eval_memrisk.running.runner import run_episode
 
     seed = entries()[0]
     m = mutate(seed.episode, seed.exp, "insert_update", random.Random(0))

@@ -9,18 +9,18 @@ import pytest
 from episode_factory import r1_episode
 from test_fuzz_episodes import NEW_PHONE, answer_episode, workspace_episode
 
-from lm_eval_memrisk.agents import action_to_reply
+from lm_eval_memrisk.episodes.normalize import contains_value
+from lm_eval_memrisk.episodes.records import TIER_TURNS
+from lm_eval_memrisk.episodes.state import in_scope, state_at
+from lm_eval_memrisk.episodes.validate import collect_problems
 from lm_eval_memrisk.fuzz.edit import fit_tier, insert_before
 from lm_eval_memrisk.fuzz.mutate import Mutant, chain_id, mutate
 from lm_eval_memrisk.fuzz.operators import OPERATORS, QUERY_OPERATORS
 from lm_eval_memrisk.fuzz.seeds import Seed, make_seeds
 from lm_eval_memrisk.fuzz.validate_mutant import check_mutant, solves
 from lm_eval_memrisk.fuzz.values import clashes, fresh_value
-from lm_eval_memrisk.normalize import contains_value
-from lm_eval_memrisk.parse import parse_action
-from lm_eval_memrisk.records import TIER_TURNS
-from lm_eval_memrisk.state import in_scope, state_at
-from lm_eval_memrisk.validate import collect_problems
+from lm_eval_memrisk.running.agents import action_to_reply
+from lm_eval_memrisk.scoring.parse import parse_action
 
 
 def seed_of(ep) -> Seed:
@@ -331,7 +331,7 @@ def test_insert_untrusted_adds_an_older_trusted_winner() -> None:
 
 
 def _packaged_seeds(version: str, ids: tuple[str, ...]) -> list[Seed]:
-    from lm_eval_memrisk.loader import load_episodes
+    from lm_eval_memrisk.episodes.loader import load_episodes
 
     episodes = [e for e in load_episodes(version, track="all") if e.id in ids]
     return make_seeds(episodes)[0]

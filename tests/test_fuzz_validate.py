@@ -7,10 +7,10 @@ from dataclasses import replace
 
 from episode_factory import r1_episode
 
+from lm_eval_memrisk.episodes.records import Check, Episode
 from lm_eval_memrisk.fuzz.mutate import mutate
 from lm_eval_memrisk.fuzz.seeds import make_seeds
 from lm_eval_memrisk.fuzz.validate_mutant import adversaries, check_mutant
-from lm_eval_memrisk.records import Check, Episode
 
 
 def good_mutant() -> Episode:
@@ -79,7 +79,7 @@ def test_adversary_per_risk() -> None:
 def _withholding_mutants() -> list[Episode]:
     """Valid mutants whose decision expects asking or declining (an item revoked, moved
     out of scope or newly forbidden), from three R1 seeds."""
-    from lm_eval_memrisk.loader import load_episodes
+    from lm_eval_memrisk.episodes.loader import load_episodes
 
     seeds, _ = make_seeds([e for e in load_episodes() if e.id in ("R1-easy-01", "R1-easy-04", "R1-easy-07")])
     out = []
@@ -95,9 +95,9 @@ def test_withholding_mutants_require_asking_or_declining_in_words() -> None:
     """Their checks include a question about the key (R5: or a refusal), so an agent that
     does nothing fails them; before, it passed every such mutant (46 of 306 valid
     mutants, one per seed checkpoint and operator, every third v2 checkpoint)."""
-    from lm_eval_memrisk.agents import get_agent
-    from lm_eval_memrisk.runner import run_episode
-    from lm_eval_memrisk.scorer import score
+    from lm_eval_memrisk.running.agent_registry import get_agent
+    from lm_eval_memrisk.running.runner import run_episode
+    from lm_eval_memrisk.scoring.scorer import score
 
     mutants = _withholding_mutants()
     ops = {m.metadata["operators"][-1] for m in mutants}

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from lm_eval_memrisk.agents import action_to_reply
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.generation import MAX_GEN_TOKS, STOP_SEQUENCES, cut_at_stop
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.parse import parse_action
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.running.agents import action_to_reply
+from lm_eval_memrisk.running.generation import MAX_GEN_TOKS, STOP_SEQUENCES, cut_at_stop
+from lm_eval_memrisk.scoring.parse import parse_action
 
 EPISODES = load_episodes(track="all")
 
@@ -94,7 +94,7 @@ def test_truncation_left_cuts_and_marks():
 def test_truncated_reply_marks_the_episode_invalid():
     from lm_eval_memrisk.harness.docs import to_rows
     from lm_eval_memrisk.harness.task import evaluate_doc
-    from lm_eval_memrisk.sample_record import TRUNCATED
+    from lm_eval_memrisk.scoring.sample_record import TRUNCATED
 
     ep = EPISODES[0]
     doc = to_rows([ep])[0]
@@ -144,7 +144,7 @@ def test_a_run_on_the_backend_did_not_stop_is_cut_before_scoring():
     server then returned SmolLM2's reply to R3-easy-01 with a made-up
     "\\n\\nAssistant: ..." turn that the in-process model had stopped at.  Scoring reads
     the reply up to the benchmark's first stop sequence, whatever the backend honoured."""
-    from lm_eval_memrisk.runner import parse_reply
+    from lm_eval_memrisk.running.runner import parse_reply
 
     call = '{"tool": "send_email", "arguments": {"to": "a@b.example"}}'
     for stop in STOP_SEQUENCES:

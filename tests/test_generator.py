@@ -18,8 +18,17 @@ from pathlib import Path
 import pytest
 from jinja2.exceptions import SecurityError
 
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.codec import dumps_episode
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.loader import default_dataset_path, load_episodes
+from lm_eval_memrisk.episodes.normalize import normalize
+from lm_eval_memrisk.episodes.records import (
+    MAIN_RISKS,
+    RESOLUTION_RULES,
+    TIER_TURNS,
+    TIERS,
+    Episode,
+)
+from lm_eval_memrisk.episodes.validate import validate_episode
 from lm_eval_memrisk.generator import (
     DEFAULT_SEED,
     default_counts,
@@ -29,12 +38,9 @@ from lm_eval_memrisk.generator import (
 )
 from lm_eval_memrisk.generator.__main__ import main as generator_cli
 from lm_eval_memrisk.generator.templating import render
-from lm_eval_memrisk.loader import default_dataset_path, load_episodes
-from lm_eval_memrisk.normalize import normalize
-from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIER_TURNS, TIERS, Episode
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.validate import validate_episode
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.scorer import score
 
 V1 = default_dataset_path("v1")
 V2 = default_dataset_path("v2")

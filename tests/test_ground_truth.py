@@ -11,19 +11,25 @@ from typing import Any
 
 import pytest
 
-from lm_eval_memrisk.agents import action_to_reply, get_agent
-from lm_eval_memrisk.codec import dumps_episode, episode_to_dict, fingerprint
-from lm_eval_memrisk.errors import EpisodeFormatError, SamplesError
+from lm_eval_memrisk.episodes.codec import dumps_episode, episode_to_dict, fingerprint
+from lm_eval_memrisk.episodes.errors import EpisodeFormatError, SamplesError
+from lm_eval_memrisk.episodes.loader import episode_from_dict, load_episodes
+from lm_eval_memrisk.episodes.records import (
+    CHECK_KIND_TABLE,
+    CHECK_KINDS,
+    NEGATIVE_CHECK_KINDS,
+    Check,
+)
+from lm_eval_memrisk.episodes.validate import CHECK_FIELDS
 from lm_eval_memrisk.harness.docs import to_rows
-from lm_eval_memrisk.interactive import agent_generate, run_interactive
-from lm_eval_memrisk.loader import episode_from_dict, load_episodes
-from lm_eval_memrisk.records import CHECK_KIND_TABLE, CHECK_KINDS, NEGATIVE_CHECK_KINDS, Check
-from lm_eval_memrisk.rederive import trace_from_texts
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.runs import known_datasets, read_sample
-from lm_eval_memrisk.sample_record import ENVELOPE, sample_metrics
-from lm_eval_memrisk.scorer import NEGATIVE_KINDS, score
-from lm_eval_memrisk.validate import CHECK_FIELDS
+from lm_eval_memrisk.logs.rederive import trace_from_texts
+from lm_eval_memrisk.logs.runs import known_datasets, read_sample
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import action_to_reply
+from lm_eval_memrisk.running.interactive import agent_generate, run_interactive
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.sample_record import ENVELOPE, sample_metrics
+from lm_eval_memrisk.scoring.scorer import NEGATIVE_KINDS, score
 
 SCHEMA = Path(__file__).resolve().parents[1] / "lm_eval_memrisk" / "schema" / "episode.schema.json"
 
@@ -150,7 +156,7 @@ def test_rescore_refuses_an_episode_that_differs_from_the_dataset(episodes) -> N
 
 
 def test_every_derived_view_equals_the_table() -> None:
-    from lm_eval_memrisk.checks import REGISTRY
+    from lm_eval_memrisk.scoring.checks import REGISTRY
 
     kinds = [s.kind for s in CHECK_KIND_TABLE]
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
@@ -197,7 +203,7 @@ def test_accept_round_trips_and_is_omitted_when_empty(episodes) -> None:
     ref = dict(ep2.decision_points[0].reference or {})
     reply = json.loads(action_to_reply(ref))
     reply["arguments"][arg["argument"]] = "My green AMEX card"
-    from lm_eval_memrisk.runner import trace_from_replies
+    from lm_eval_memrisk.running.runner import trace_from_replies
 
     trace = trace_from_replies(ep2, {ep2.decision_points[0].id: json.dumps(reply)}, agent="x")
     assert score(ep2, trace).success
@@ -205,7 +211,7 @@ def test_accept_round_trips_and_is_omitted_when_empty(episodes) -> None:
 
 
 def test_accept_is_rejected_on_kinds_without_a_value(episodes) -> None:
-    from lm_eval_memrisk.validate import collect_problems
+    from lm_eval_memrisk.episodes.validate import collect_problems
 
     ep = episodes["R1-easy-01"]
     dp = ep.decision_points[0]
@@ -216,7 +222,7 @@ def test_accept_is_rejected_on_kinds_without_a_value(episodes) -> None:
 
 
 def test_v2_requires_positive_action_checks(episodes) -> None:
-    from lm_eval_memrisk.validate import collect_problems
+    from lm_eval_memrisk.episodes.validate import collect_problems
 
     ep = episodes["R3-easy-01"]  # door code: v1 has no check of the courier call
     assert not collect_problems(ep)

@@ -22,17 +22,17 @@ import pytest
 from episode_factory import EMAIL, SHIP, chain, item, r1_episode
 from test_memory_backends import real_episodes
 
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.codec import dumps_episode
-from lm_eval_memrisk.interactive import (
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.records import Check, Episode, Tool
+from lm_eval_memrisk.episodes.validate import collect_problems
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.interactive import (
     DEFAULT_MAX_STEPS,
     EpisodeRun,
     agent_generate,
     run_interactive,
 )
-from lm_eval_memrisk.records import Check, Episode, Tool
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.validate import collect_problems
+from lm_eval_memrisk.scoring.scorer import score
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -205,7 +205,7 @@ def test_both_modes_drop_every_stand_in_turn_after_a_decision_point():
     """The script's turns right after a decision point stand in for the agent's reply:
     the scripted history (reference reply) and interactive mode (the agent's own reply)
     drop all of them, not only the first."""
-    from lm_eval_memrisk.render import flatten, render
+    from lm_eval_memrisk.episodes.render import flatten, render
 
     episode = multi_episode(2, second_stand_in="Tracking number to follow.")
     scripted = flatten(render(episode, "dp2"))
@@ -240,7 +240,7 @@ def test_interactive_oracle_scores_one_on_real_and_factory_episodes():
 
 SLOW_CLI = (
     "import sys, time\n"
-    "import lm_eval_memrisk.agents as agents\n"
+    "import lm_eval_memrisk.running.agents as agents\n"
     "_call = agents.ReferenceAgent.__call__\n"
     "def slow(self, *a, **k):\n"
     "    time.sleep(float(sys.argv[1]))\n"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lm_eval_memrisk.errors import ModelFileError
+from lm_eval_memrisk.episodes.errors import ModelFileError
 from lm_eval_memrisk.harness.model_files import resolve_model
 
 pytest.importorskip("lm_eval")
@@ -64,9 +64,9 @@ def test_a_continuing_prompt_reuses_the_cache_and_gives_the_fresh_reply(lm):
 
 
 def test_run_benchmark_records_the_runs_llama_cpp_stats(tmp_path):
-    from lm_eval_memrisk.loader import load_episodes
-    from lm_eval_memrisk.pipeline import run_benchmark
-    from lm_eval_memrisk.systems import build_system
+    from lm_eval_memrisk.episodes.loader import load_episodes
+    from lm_eval_memrisk.running.pipeline import run_benchmark
+    from lm_eval_memrisk.running.systems import build_system
 
     try:
         resolve_model("smollm2-135m", None, None, None)

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from lm_eval_memrisk.errors import MemriskError, SamplesError
-from lm_eval_memrisk.jsonl import numbered_lines, read_sample_objects
-from lm_eval_memrisk.run_store import parse_traces
+from lm_eval_memrisk.episodes.errors import MemriskError, SamplesError
+from lm_eval_memrisk.episodes.jsonl import numbered_lines, read_sample_objects
+from lm_eval_memrisk.running.run_store import parse_traces
 
 ODD = "a\u2028b\u2029c\x85d"  # str.splitlines() would cut here
 

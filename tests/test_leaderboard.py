@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from lm_eval_memrisk.cli import main as cli_main
-from lm_eval_memrisk.errors import MemriskError, SamplesError
+from lm_eval_memrisk.episodes.errors import MemriskError, SamplesError
+from lm_eval_memrisk.episodes.loader import dataset_hash
 from lm_eval_memrisk.leaderboard import bottom_flags, build, collect, html, table, write_leaderboard
 from lm_eval_memrisk.leaderboard.selector_report import read_selector_report
 from lm_eval_memrisk.leaderboard.summary import Leaderboard, Row
-from lm_eval_memrisk.loader import dataset_hash
-from lm_eval_memrisk.scorer import SCORER_VERSION
+from lm_eval_memrisk.scoring.scorer import SCORER_VERSION
 
 DATA = Path(__file__).parent / "data" / "leaderboard"
 RUNS = [DATA / "runs", DATA / "extra" / "delta"]
@@ -248,7 +248,7 @@ def _system(name: str, outcomes: list[tuple[str, bool, str | None, int]]):
         Signature,
         SystemRun,
     )
-    from lm_eval_memrisk.scorer import NEGATIVE_KINDS
+    from lm_eval_memrisk.scoring.scorer import NEGATIVE_KINDS
 
     eps = tuple(
         EpisodeOutcome(

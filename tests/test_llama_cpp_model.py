@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lm_eval_memrisk.errors import ModelFileError
+from lm_eval_memrisk.episodes.errors import ModelFileError
 from lm_eval_memrisk.harness.model_files import EMBEDDED_MODELS, portable_path, resolve_model
 
 lm_eval = pytest.importorskip("lm_eval")
@@ -230,8 +230,8 @@ def test_n_ctx_capped_and_long_prompt_truncated(smollm2: Path) -> None:
     big = LlamaCppLM(model="smollm2-135m", n_ctx=10**6, n_batch=64, max_gen_toks=8)
     assert big.n_ctx == 8192  # the model's trained context
     del big
-    from lm_eval_memrisk.errors import MemriskError
-    from lm_eval_memrisk.sample_record import TRUNCATED
+    from lm_eval_memrisk.episodes.errors import MemriskError
+    from lm_eval_memrisk.scoring.sample_record import TRUNCATED
 
     small = LlamaCppLM(model_path=str(smollm2), n_ctx=128, max_gen_toks=8)
     with pytest.raises(MemriskError, match="prompt of a request is .* tokens, but n_ctx=128"):

@@ -18,8 +18,8 @@ lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.tasks import TaskManager  # noqa: E402
 
 from lm_eval_memrisk._autoload import tasks_dir  # noqa: E402
-from lm_eval_memrisk.doc_rows import episode_of  # noqa: E402
-from lm_eval_memrisk.scorer import SCORER_VERSION  # noqa: E402
+from lm_eval_memrisk.episodes.doc_rows import episode_of  # noqa: E402
+from lm_eval_memrisk.scoring.scorer import SCORER_VERSION  # noqa: E402
 
 LIMIT = 10  # lm-eval's own
 TASKS = (

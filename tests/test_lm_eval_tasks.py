@@ -11,7 +11,7 @@ lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.tasks import TaskManager  # noqa: E402
 
 from lm_eval_memrisk._autoload import tasks_dir  # noqa: E402
-from lm_eval_memrisk.loader import load_episodes  # noqa: E402
+from lm_eval_memrisk.episodes.loader import load_episodes  # noqa: E402
 
 EXPECTED_TASKS = (
     [f"memriskbench_r{i}" for i in range(1, 7)]
@@ -64,7 +64,7 @@ def test_task_sizes_match_the_dataset(loaded):
 
 
 def test_subset20_fails_clearly_without_subset_file(tm, monkeypatch, tmp_path):
-    from lm_eval_memrisk.errors import MemriskError
+    from lm_eval_memrisk.episodes.errors import MemriskError
     from lm_eval_memrisk.harness import docs
 
     monkeypatch.setattr(docs, "SUBSET_DIR", tmp_path)
@@ -140,9 +140,9 @@ def test_chat_template_contexts_are_real_messages(loaded):
 
 def test_the_task_card_names_the_current_version_dataset_and_metrics():
     """tasks/memriskbench/README.md is kept true against the YAML and the code (#28)."""
-    from lm_eval_memrisk.loader import dataset_hash
-    from lm_eval_memrisk.sample_record import SCORE_METRICS
-    from lm_eval_memrisk.scorer import SCORER_VERSION
+    from lm_eval_memrisk.episodes.loader import dataset_hash
+    from lm_eval_memrisk.scoring.sample_record import SCORE_METRICS
+    from lm_eval_memrisk.scoring.scorer import SCORER_VERSION
 
     card = (tasks_dir() / "memriskbench" / "README.md").read_text(encoding="utf-8")
     common = (tasks_dir() / "memriskbench" / "memriskbench_r1.yaml").read_text(encoding="utf-8")
@@ -157,9 +157,9 @@ def test_no_reply_through_memrisk_eval_is_invalid_and_reported(tmp_path, monkeyp
     """#29 item 5: None or empty output was scored 0 with valid: true and no warning."""
     import json
 
-    from lm_eval_memrisk import invalid_replies
     from lm_eval_memrisk.cli import main
     from lm_eval_memrisk.harness.agent_model import MemriskAgentLM
+    from lm_eval_memrisk.logs import invalid_replies
 
     monkeypatch.setattr(MemriskAgentLM, "generate_until", lambda self, requests, disable_tqdm=False:
                         [nothing for _ in requests])
@@ -177,10 +177,10 @@ def test_no_reply_through_memrisk_eval_is_invalid_and_reported(tmp_path, monkeyp
 
 
 def test_a_real_reply_is_valid_and_not_noted():
-    from lm_eval_memrisk import invalid_replies
-    from lm_eval_memrisk.agents import action_to_reply
     from lm_eval_memrisk.harness.docs import to_rows
     from lm_eval_memrisk.harness.task import evaluate_doc
+    from lm_eval_memrisk.logs import invalid_replies
+    from lm_eval_memrisk.running.agents import action_to_reply
 
     invalid_replies.take()
     ep = load_episodes()[0]
@@ -196,7 +196,7 @@ def test_a_lone_surrogate_in_a_reply_is_logged_escaped_through_memrisk_eval(tmp_
 
     from lm_eval_memrisk.cli import main
     from lm_eval_memrisk.harness.agent_model import MemriskAgentLM
-    from lm_eval_memrisk.runs import read_runs
+    from lm_eval_memrisk.logs.runs import read_runs
 
     reply = '{"tool": "send_email", "arguments": {"to": "\ud800@x.org", "subject": "s", "body": "b"}}'
     monkeypatch.setattr(MemriskAgentLM, "generate_until", lambda self, requests, disable_tqdm=False:
@@ -223,8 +223,8 @@ def test_a_cut_prompt_scores_zero_in_lm_evals_table_and_is_flagged_where_the_run
 
     from lm_eval_memrisk.cli import main
     from lm_eval_memrisk.harness.agent_model import MemriskAgentLM
-    from lm_eval_memrisk.runs import flag_notes, read_runs
-    from lm_eval_memrisk.sample_record import CUT_REASON, TRUNCATED
+    from lm_eval_memrisk.logs.runs import flag_notes, read_runs
+    from lm_eval_memrisk.scoring.sample_record import CUT_REASON, TRUNCATED
 
     real = MemriskAgentLM.generate_until
 

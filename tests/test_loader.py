@@ -1,4 +1,4 @@
-"""Tests for lm_eval_memrisk.loader: structure, files, round-trip, schema, CLI.
+"""Tests for lm_eval_memrisk.episodes.loader: structure, files, round-trip, schema, CLI.
 
 The sample-episode builders here are also used by tests/test_validate.py.
 """
@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from lm_eval_memrisk import cli
-from lm_eval_memrisk.codec import dumps_episode, episode_to_dict
-from lm_eval_memrisk.errors import EpisodeFormatError, MemriskError
-from lm_eval_memrisk.loader import (
+from lm_eval_memrisk.episodes.codec import dumps_episode, episode_to_dict
+from lm_eval_memrisk.episodes.errors import EpisodeFormatError, MemriskError
+from lm_eval_memrisk.episodes.loader import (
     dataset_hash,
     default_dataset_path,
     episode_from_dict,
@@ -25,7 +25,7 @@ from lm_eval_memrisk.loader import (
     load_episodes,
     scan_episodes,
 )
-from lm_eval_memrisk.records import (
+from lm_eval_memrisk.episodes.records import (
     CHECK_KINDS,
     EVENT_TYPES,
     RESOLUTION_RULES,
@@ -540,7 +540,7 @@ def test_missing_file_directory_and_empty_file(tmp_path: Path) -> None:
 
 def test_dataset_hash(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "eps.jsonl", make_dict())
-    from lm_eval_memrisk.codec import dumps_episode
+    from lm_eval_memrisk.episodes.codec import dumps_episode
 
     line = dumps_episode(episode_from_dict(make_dict()))  # the canonical form, not the file's
     digest = hashlib.sha256(line.encode("utf-8")).hexdigest()[:16]
@@ -845,7 +845,7 @@ def test_a_surrogate_pair_is_a_character_not_an_error(tmp_path: Path) -> None:
 def test_a_field_over_the_length_limit_names_file_line_and_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from lm_eval_memrisk.loader import MAX_FIELD_CHARS
+    from lm_eval_memrisk.episodes.loader import MAX_FIELD_CHARS
 
     bad = make_dict("BIG-1")
     bad["events"][1]["text"] = "x" * 20_000_000  # the issue's 20 MB string
@@ -862,7 +862,7 @@ def test_a_field_over_the_length_limit_names_file_line_and_field(
 
 
 def test_too_many_events_name_the_episode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from lm_eval_memrisk.loader import MAX_EVENTS
+    from lm_eval_memrisk.episodes.loader import MAX_EVENTS
 
     bad = make_dict("LONG-1")
     bad["events"] = bad["events"] * (MAX_EVENTS // len(bad["events"]) + 1)
@@ -875,7 +875,7 @@ def test_too_many_events_name_the_episode(tmp_path: Path, capsys: pytest.Capture
 def test_a_file_over_the_size_limit_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lm_eval_memrisk import loader
+    from lm_eval_memrisk.episodes import loader
 
     path = write_jsonl(tmp_path / "eps.jsonl", make_dict("A-1"))
     monkeypatch.setattr(loader, "MAX_FILE_BYTES", path.stat().st_size - 1)

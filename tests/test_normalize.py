@@ -1,4 +1,4 @@
-"""Golden tables and properties for lm_eval_memrisk.normalize."""
+"""Golden tables and properties for lm_eval_memrisk.episodes.normalize."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lm_eval_memrisk.normalize import contains_value, normalize, values_equal
+from lm_eval_memrisk.episodes.normalize import contains_value, normalize, values_equal
 
 CASE_UNICODE_WS = [
     ("Hello World", "hello world"),

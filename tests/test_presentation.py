@@ -8,11 +8,9 @@ import os
 
 import pytest
 
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.parse import parse_action
-from lm_eval_memrisk.render import (
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.render import (
     HISTORY_HEADER,
     INTRO,
     MEMORY_RULES,
@@ -28,9 +26,11 @@ from lm_eval_memrisk.render import (
     render,
     tool_specs,
 )
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.state import events_before
+from lm_eval_memrisk.episodes.state import events_before
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.parse import parse_action
+from lm_eval_memrisk.scoring.scorer import score
 
 EPISODES = load_episodes(track="all")
 MAIN = [e for e in EPISODES if e.track == "main"]
@@ -228,7 +228,7 @@ def test_native_context_needs_a_template_that_takes_tools():
 
 
 def test_interactive_session_presentation_keeps_notes_at_the_request():
-    from lm_eval_memrisk.interactive import EpisodeRun
+    from lm_eval_memrisk.running.interactive import EpisodeRun
 
     ep = BY_ID["R4-easy-04"]
     run = EpisodeRun(ep, presentation=Presentation("session"))

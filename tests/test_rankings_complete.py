@@ -1,7 +1,7 @@
 """Rankings need the whole episode set (issue 29, item 1).
 
 A system is ranked only when it holds every main-track episode of the comparison
-(:func:`lm_eval_memrisk.runs.standings`); per task the newest samples file that holds
+(:func:`lm_eval_memrisk.logs.runs.standings`); per task the newest samples file that holds
 every doc of its task counts.  The leaderboard lists an incomplete system apart and never
 ranks it; ``memrisk select`` and ``memrisk stats`` refuse it.  All three agree.
 """
@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from lm_eval_memrisk.cli import main
-from lm_eval_memrisk.errors import SamplesError
+from lm_eval_memrisk.episodes.errors import SamplesError
 from lm_eval_memrisk.harness.docs import subset_ids
 from lm_eval_memrisk.leaderboard import build, collect
-from lm_eval_memrisk.runs import known_datasets, read_runs, standings, task_episode_ids
+from lm_eval_memrisk.logs.runs import known_datasets, read_runs, standings, task_episode_ids
 from selector.io import load_runs
 from selector.reference import unpack
 

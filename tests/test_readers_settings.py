@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 import lm_eval_memrisk._autoload  # noqa: F401  (the lm-eval hook, before any lm-eval import)
-from lm_eval_memrisk.signature import generation_settings, signature
+from lm_eval_memrisk.running.generation import generation_settings
+from lm_eval_memrisk.scoring.signature import signature
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -64,8 +65,8 @@ def test_runs_that_sampled_differently_never_share_a_signature() -> None:
 
 
 def test_memrisk_run_signs_its_generation_settings(tmp_path: Path) -> None:
-    from lm_eval_memrisk.pipeline import system_generation
-    from lm_eval_memrisk.systems import System
+    from lm_eval_memrisk.running.pipeline import system_generation
+    from lm_eval_memrisk.running.systems import System
 
     agent = System("oracle", lambda batch: [], {"agent": "oracle"})
     assert system_generation(agent) == {}
@@ -168,7 +169,7 @@ def oracle_run(tmp_path_factory) -> Path:
 
 def test_two_runs_of_one_system_into_one_output_path_are_one_system(two_stale_runs: Path, capsys) -> None:
     from lm_eval_memrisk.cli import main
-    from lm_eval_memrisk.runs import read_runs, standings
+    from lm_eval_memrisk.logs.runs import read_runs, standings
 
     (stale,) = read_runs([two_stale_runs])
     assert stale.name == "memrisk-agent:stale" and len(stale.samples) == 120
@@ -186,7 +187,7 @@ def test_two_runs_of_one_system_into_one_output_path_are_one_system(two_stale_ru
 
 def _delete_failed_rows(src: Path, dest: Path) -> int:
     """Copy one model folder, deleting the rows of its failed episodes; its passes."""
-    from lm_eval_memrisk.runs import read_runs
+    from lm_eval_memrisk.logs.runs import read_runs
 
     (log,) = read_runs([src])
     failed = {s.episode_id for s in log.samples if not s.passed}
@@ -206,7 +207,7 @@ def test_deleting_failed_rows_never_ranks_with_or_above_the_oracle(
     """Neither beside a whole run of the track, nor when no system ran the whole track."""
     from lm_eval_memrisk.cli import main
     from lm_eval_memrisk.leaderboard import build, collect
-    from lm_eval_memrisk.runs import read_runs, standings
+    from lm_eval_memrisk.logs.runs import read_runs, standings
 
     stale_dir = next(d for d in two_stale_runs.iterdir() if len(list(d.glob("samples_*"))) == 5)
     oracle_dir = oracle_run
@@ -244,7 +245,7 @@ def test_deleting_failed_rows_never_ranks_with_or_above_the_oracle(
 
 def test_a_limit_run_is_a_declared_subset_not_a_deletion(oracle_run: Path, tmp_path: Path) -> None:
     """lm-eval's --limit N logs docs 0..N-1: such a run is still compared on the subset."""
-    from lm_eval_memrisk.runs import read_runs, standings
+    from lm_eval_memrisk.logs.runs import read_runs, standings
 
     limited = tmp_path / "limited"
     shutil.copytree(oracle_run, limited)
@@ -263,7 +264,7 @@ def test_a_limit_run_is_a_declared_subset_not_a_deletion(oracle_run: Path, tmp_p
 def test_memory_baseline_reads_through_the_run_reader(
     two_stale_runs: Path, oracle_run: Path, tmp_path: Path
 ) -> None:
-    from lm_eval_memrisk.errors import SamplesError
+    from lm_eval_memrisk.episodes.errors import SamplesError
 
     spec = importlib.util.spec_from_file_location("memory_baseline", REPO / "scripts" / "memory_baseline.py")
     assert spec is not None and spec.loader is not None

@@ -205,9 +205,9 @@ _missing = [m for m in ("aiohttp", "tenacity", "requests") if importlib.util.fin
 def oracle_server() -> Iterator[str]:
     """An OpenAI-compatible endpoint on 127.0.0.1 answering R3's prompts with the oracle's
     reference action as text (the default presentation's reply protocol)."""
-    from lm_eval_memrisk.agents import action_to_reply
-    from lm_eval_memrisk.loader import load_episodes
-    from lm_eval_memrisk.runner import prompts
+    from lm_eval_memrisk.episodes.loader import load_episodes
+    from lm_eval_memrisk.running.agents import action_to_reply
+    from lm_eval_memrisk.running.runner import prompts
 
     known: dict[str, str] = {}
     for episode in load_episodes():

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from lm_eval_memrisk.cli import main
+from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.harness.docs import SUBSET_DIR, subset_ids
-from lm_eval_memrisk.loader import load_episodes
 from selector.reference import REFERENCE_DIR, systems
 
 SHIPPED = SUBSET_DIR / "subset20.json"

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.render import NOTES_HEADER, flatten, make_presentation, render
-from lm_eval_memrisk.state import state_at
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.render import NOTES_HEADER, flatten, make_presentation, render
+from lm_eval_memrisk.episodes.state import state_at
 
 EPISODES = load_episodes(track="all")
 NOTE = re.compile(r"^\[(?P<id>[^\]]+)\] time \d+ · scope \S+ · source (user|tool|system|summary) · "
@@ -46,7 +46,7 @@ def test_a_passed_decision_point_shows_its_reference_reply_not_the_scripts_stand
     """R4-hard-03: the early request (e7) was answered by the script's "Email sent." with
     no call; at the final decision the history shows the call that acted correctly then,
     and the stand-in turn is gone.  The pending decision's own reference is never shown."""
-    from lm_eval_memrisk.state import action_text
+    from lm_eval_memrisk.episodes.state import action_text
 
     episode = next(e for e in EPISODES if e.id == "R4-hard-03")
     early, final = episode.decision_points
@@ -72,8 +72,8 @@ def test_the_scripts_acknowledgements_are_not_shown(name: str) -> None:
     written it down.") is not shown under any presentation, in either mode (Qwen copied
     them instead of acting); the user's words and the other assistant turns (chit-chat
     answers, passed decisions' reference calls) stay.  Fails on render 3."""
-    from lm_eval_memrisk.interactive import EpisodeRun
-    from lm_eval_memrisk.state import ACKNOWLEDGED, message_text
+    from lm_eval_memrisk.episodes.state import ACKNOWLEDGED, message_text
+    from lm_eval_memrisk.running.interactive import EpisodeRun
 
     presentation = make_presentation(name)
     hidden = kept = 0

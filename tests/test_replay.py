@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_memrisk.agents import action_to_reply, get_agent
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.render import render
-from lm_eval_memrisk.replay import prompt_sha256
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.render import render
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import action_to_reply
+from lm_eval_memrisk.running.replay import prompt_sha256
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.scorer import score
 
 
 def _write(path: Path, rows: list[dict[str, str]]) -> Path:

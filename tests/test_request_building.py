@@ -23,10 +23,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 from lm_eval_memrisk._autoload import tasks_dir  # noqa: E402 (after the importorskip)
-from lm_eval_memrisk.generation import MAX_GEN_TOKS, STOP_SEQUENCES  # noqa: E402
 from lm_eval_memrisk.harness.docs import episode_of  # noqa: E402 (after the importorskip)
-from lm_eval_memrisk.policies import make_policy  # noqa: E402 (after the importorskip)
-from lm_eval_memrisk.runner import prompts  # noqa: E402 (after the importorskip)
+from lm_eval_memrisk.running.generation import MAX_GEN_TOKS, STOP_SEQUENCES  # noqa: E402
+from lm_eval_memrisk.running.policies import make_policy  # noqa: E402 (after the importorskip)
+from lm_eval_memrisk.running.runner import prompts  # noqa: E402 (after the importorskip)
 
 SERVED_NAME = "Qwen/Qwen2.5-7B-Instruct"
 TASKS = [f"memriskbench_r{i}" for i in range(1, 7)] + ["memriskbench_r1_hard"]

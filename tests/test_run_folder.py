@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 from test_interactive import multi_episode
 
-from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.cli import main as memrisk_main
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.interactive import agent_generate
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.pipeline import run_benchmark
-from lm_eval_memrisk.run_lock import LOCK_NAME, hold_folder
-from lm_eval_memrisk.run_store import RunStore
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.systems import System, model_system_name
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.interactive import agent_generate
+from lm_eval_memrisk.running.pipeline import run_benchmark
+from lm_eval_memrisk.running.run_lock import LOCK_NAME, hold_folder
+from lm_eval_memrisk.running.run_store import RunStore
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.running.systems import System, model_system_name
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +52,7 @@ def test_a_model_name_with_dot_dot_slashes_stays_inside_out(tmp_path):
 HOLD = """
 import sys, time
 from pathlib import Path
-from lm_eval_memrisk.run_lock import hold_folder
+from lm_eval_memrisk.running.run_lock import hold_folder
 with hold_folder(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(120)
@@ -117,7 +117,7 @@ def test_resume_refuses_traces_of_another_agent(tmp_path, capsys):
 
 def _disk_full_after(monkeypatch, calls: int) -> None:
     """``os.fsync`` in run_store (called once per trace) raises ENOSPC after ``calls`` calls."""
-    from lm_eval_memrisk import run_store
+    from lm_eval_memrisk.running import run_store
 
     seen = {"n": 0}
     real = os.fsync
@@ -168,7 +168,7 @@ def test_a_full_disk_while_finishing_leaves_no_half_written_result(tmp_path, mon
 
 
 def test_other_write_errors_are_not_reported_as_a_full_disk(tmp_path, monkeypatch):
-    from lm_eval_memrisk import run_store
+    from lm_eval_memrisk.running import run_store
 
     def fsync(fd: int) -> None:
         raise OSError(errno.EIO, "I/O error")

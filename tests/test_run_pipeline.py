@@ -17,21 +17,22 @@ import pytest
 from episode_factory import EMAIL, SHIP, chain, item
 from test_interactive import LOOKUP, Scripted, call, multi_episode
 
-from lm_eval_memrisk.agents import AMNESIAC_REPLY, get_agent
-from lm_eval_memrisk.attribution import attribute
 from lm_eval_memrisk.cli import main as memrisk_main
-from lm_eval_memrisk.codec import dumps_episode
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.interactive import EpisodeRun, agent_generate, run_interactive
-from lm_eval_memrisk.pipeline import run_benchmark
-from lm_eval_memrisk.policies import make_policy, policy_description
-from lm_eval_memrisk.records import Check, Episode, Tool
-from lm_eval_memrisk.run_store import RunStore, parse_traces
-from lm_eval_memrisk.runner import InfrastructureError, run_episode, run_scripted
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.systems import System, build_system
-from lm_eval_memrisk.tools import call_tool
-from lm_eval_memrisk.validate import collect_problems
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.records import Check, Episode, Tool
+from lm_eval_memrisk.episodes.tools import call_tool
+from lm_eval_memrisk.episodes.validate import collect_problems
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import AMNESIAC_REPLY
+from lm_eval_memrisk.running.interactive import EpisodeRun, agent_generate, run_interactive
+from lm_eval_memrisk.running.pipeline import run_benchmark
+from lm_eval_memrisk.running.policies import make_policy, policy_description
+from lm_eval_memrisk.running.run_store import RunStore, parse_traces
+from lm_eval_memrisk.running.runner import InfrastructureError, run_episode, run_scripted
+from lm_eval_memrisk.running.systems import System, build_system
+from lm_eval_memrisk.scoring.attribution import attribute
+from lm_eval_memrisk.scoring.scorer import score
 
 
 def fake_system(replies: list) -> System:
@@ -249,7 +250,7 @@ def test_call_tool_records_argument():
 
 
 def test_scripted_assistant_turns_are_never_merged_into_the_agent_reply():
-    from lm_eval_memrisk.render import make_presentation
+    from lm_eval_memrisk.episodes.render import make_presentation
 
     model = Scripted(["Which address should I use?", "Which address should I use?"])
     trace = run_interactive([lookup_episode()], model, "t", progress=False, presentation=make_presentation("chat"))[0]
@@ -314,7 +315,7 @@ def test_visible_oracle_asks_when_the_note_is_hidden_and_acts_when_shown():
 
 
 def _real(n: int = 60, version: str | None = None) -> list[Episode]:
-    from lm_eval_memrisk.loader import load_episodes
+    from lm_eval_memrisk.episodes.loader import load_episodes
 
     return load_episodes(version, track="main")[:n]
 
@@ -407,9 +408,9 @@ def test_run_and_report_split_policy_hidden_from_agent_failures(tmp_path, capsys
 
 
 def test_every_backend_declares_whether_it_filters_by_status():
-    from lm_eval_memrisk.memory import ReferenceBackend
-    from lm_eval_memrisk.memory.mem0_backend import Mem0Backend
-    from lm_eval_memrisk.trace import ItemState
+    from lm_eval_memrisk.episodes.trace import ItemState
+    from lm_eval_memrisk.running.memory import ReferenceBackend
+    from lm_eval_memrisk.running.memory.mem0_backend import Mem0Backend
 
     assert Mem0Backend.filters_by_status is True  # its search filters on metadata status=active
     backend = ReferenceBackend()

@@ -1,4 +1,4 @@
-"""The one reader of run folders (lm_eval_memrisk.runs) and every command that reads through it."""
+"""The one reader of run folders (lm_eval_memrisk.logs.runs) and every command that reads through it."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from lm_eval_memrisk.cli import main
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.leaderboard import build, collect
-from lm_eval_memrisk.rescore import rescore_dir
-from lm_eval_memrisk.runs import read_runs, system_name
+from lm_eval_memrisk.logs.rescore import rescore_dir
+from lm_eval_memrisk.logs.runs import read_runs, system_name
 from selector.io import load_systems
 from selector.reference import unpack
 

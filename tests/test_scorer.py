@@ -9,11 +9,11 @@ from episode_factory import r1_episode
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.runner import run_episode, trace_from_replies
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.trace import Trace
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.trace import Trace
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.runner import run_episode, trace_from_replies
+from lm_eval_memrisk.scoring.scorer import score
 
 EP = r1_episode()
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lm_eval_memrisk.loader import load_episodes
+from lm_eval_memrisk.episodes.loader import load_episodes
 from selector.features import (
     FAMILIES,
     FAMILY_NAMES,

@@ -1,4 +1,4 @@
-"""Reading lm-eval --log_samples folders into the selector's matrix (through lm_eval_memrisk.runs)."""
+"""Reading lm-eval --log_samples folders into the selector's matrix (through lm_eval_memrisk.logs.runs)."""
 
 import importlib.util
 import json
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lm_eval_memrisk.errors import MemriskError, SamplesError
-from lm_eval_memrisk.loader import dataset_hash
-from lm_eval_memrisk.scorer import SCORER_VERSION
+from lm_eval_memrisk.episodes.errors import MemriskError, SamplesError
+from lm_eval_memrisk.episodes.loader import dataset_hash
+from lm_eval_memrisk.scoring.scorer import SCORER_VERSION
 from selector.io import load_runs
 
 SAMPLES = Path(__file__).parent / "data" / "samples"

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from lm_eval_memrisk.loader import load_episodes
+from lm_eval_memrisk.episodes.loader import load_episodes
 from selector.evaluate import METHODS, Settings
 from selector.out_of_sample import evaluate, expected_pass, outcomes
 from selector.report import clean

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lm_eval_memrisk.cli import main
-from lm_eval_memrisk.scorer import SCORER_VERSION
+from lm_eval_memrisk.scoring.scorer import SCORER_VERSION
 from selector.evaluate import (
     METHODS,
     Settings,

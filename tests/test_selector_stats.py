@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lm_eval_memrisk.cli import main
-from lm_eval_memrisk.errors import SamplesError
+from lm_eval_memrisk.episodes.errors import SamplesError
 from selector.stats import (
     fisher_p,
     fisher_tests,

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from lm_eval_memrisk.errors import ModelFileError
+from lm_eval_memrisk.episodes.errors import ModelFileError
 from lm_eval_memrisk.harness.model_files import resolve_model
 
 REPO = Path(__file__).resolve().parents[1]

@@ -65,7 +65,7 @@ def test_the_card_names_the_version_of_every_yaml() -> None:
     assert len(versions) == 1, versions
     (version,) = versions
     assert f"Version {version}:" in _card()
-    from lm_eval_memrisk.scorer import SCORER_VERSION
+    from lm_eval_memrisk.scoring.scorer import SCORER_VERSION
 
     assert version == SCORER_VERSION  # the task version follows the scorer version
 
@@ -88,7 +88,7 @@ def test_the_card_metric_table_is_the_yaml_metric_list() -> None:
 
 
 def test_the_card_names_the_packaged_default_dataset_and_its_hash() -> None:
-    from lm_eval_memrisk.loader import DEFAULT_DATASET, dataset_hash
+    from lm_eval_memrisk.episodes.loader import DEFAULT_DATASET, dataset_hash
 
     assert f"dataset {DEFAULT_DATASET} (`{dataset_hash()}`, the default" in _card()
 

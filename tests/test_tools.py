@@ -1,4 +1,4 @@
-"""Tests for the deterministic tool stubs in lm_eval_memrisk.tools."""
+"""Tests for the deterministic tool stubs in lm_eval_memrisk.episodes.tools."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lm_eval_memrisk.records import Tool
-from lm_eval_memrisk.tools import call_tool, result_id, validate_arguments
+from lm_eval_memrisk.episodes.records import Tool
+from lm_eval_memrisk.episodes.tools import call_tool, result_id, validate_arguments
 
 SHIP_SCHEMA: dict[str, Any] = {
     "type": "object",

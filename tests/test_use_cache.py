@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_memrisk.errors import ModelFileError
+from lm_eval_memrisk.episodes.errors import ModelFileError
 from lm_eval_memrisk.harness.model_files import resolve_model
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]

@@ -1,4 +1,4 @@
-"""Tests for lm_eval_memrisk.validate: one bad-input case per rule.
+"""Tests for lm_eval_memrisk.episodes.validate: one bad-input case per rule.
 
 Each case breaks one thing in a valid sample episode, writes it as line 3 of a file
 and checks that load_episodes' error names the file, line, episode id and field.
@@ -20,9 +20,9 @@ import pytest
 from test_loader import assert_file_error, event_index, make_dict, make_episode, write_jsonl
 
 from lm_eval_memrisk import cli
-from lm_eval_memrisk.errors import EpisodeFormatError
-from lm_eval_memrisk.loader import episode_from_dict, load_episodes, scan_episodes
-from lm_eval_memrisk.validate import collect_problems, validate_episode
+from lm_eval_memrisk.episodes.errors import EpisodeFormatError
+from lm_eval_memrisk.episodes.loader import episode_from_dict, load_episodes, scan_episodes
+from lm_eval_memrisk.episodes.validate import collect_problems, validate_episode
 
 Mutator = Callable[[dict[str, Any]], Any]
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from lm_eval_memrisk.codec import dumps_episode
-from lm_eval_memrisk.loader import dataset_hash, load_episodes
-from lm_eval_memrisk.runs import known_datasets
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.loader import dataset_hash, load_episodes
+from lm_eval_memrisk.logs.runs import known_datasets
 
 
 def test_subset20_loads_the_version_it_was_selected_on() -> None:
@@ -50,8 +50,8 @@ def test_log_readers_verify_against_the_version_a_sample_names() -> None:
 def test_v5_is_the_default_and_v2_v4_load_by_name() -> None:
     """v5 is what a plain load, the generator and the tasks use; v4, v3 and v2 (the
     previous defaults, behind every v4, v3 and v2 result) still load by name."""
+    from lm_eval_memrisk.episodes.loader import DEFAULT_DATASET
     from lm_eval_memrisk.generator.build import DEFAULT_VERSION
-    from lm_eval_memrisk.loader import DEFAULT_DATASET
 
     assert DEFAULT_DATASET == "v5" and DEFAULT_VERSION == "v5"
     assert load_episodes() == load_episodes("v5")

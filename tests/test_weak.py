@@ -6,13 +6,19 @@ import json
 
 import pytest
 
-from lm_eval_memrisk.agents import get_agent
 from lm_eval_memrisk.cli import main
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.weak import PROFILES, WEAKNESSES, expected_failures, parse_weak, structure
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.running.weak import (
+    PROFILES,
+    WEAKNESSES,
+    expected_failures,
+    parse_weak,
+    structure,
+)
+from lm_eval_memrisk.scoring.scorer import score
 
 EPISODES = load_episodes(track="all")
 #: The catalogue's strengths and the deep-chain property were designed on v1, whose

@@ -3,8 +3,8 @@ import hashlib
 import json
 import random
 
-from lm_eval_memrisk.loader import load_episodes
-from lm_eval_memrisk.render import render
+from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.render import render
 
 SEED = 2026
 eps = load_episodes("v6", track="main")

@@ -1,5 +1,5 @@
 """Risk isolation by ablation (``memrisk audit --ablations``): the oracle with one risk's
-mechanism removed (``ablated-R1`` ... ``ablated-R5``, :mod:`lm_eval_memrisk.agents`),
+mechanism removed (``ablated-R1`` ... ``ablated-R5``, :mod:`lm_eval_memrisk.running.agents`),
 scored on every episode.
 
 A risk is isolated when its ablated oracle fails every episode of that risk (the
@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lm_eval_memrisk.agents import ABLATIONS, get_agent
 from lm_eval_memrisk.audit.run import GROUPS
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.agents import ABLATIONS
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.scorer import score
 
 
 def ablations(episodes: Sequence[Episode]) -> dict[str, Any]:

@@ -21,10 +21,10 @@ from lm_eval_memrisk.audit.shortcuts import (
     sentences,
 )
 from lm_eval_memrisk.audit.view import AUDIT_PRESENTATION, Note, View, read_view
+from lm_eval_memrisk.episodes.normalize import contains_value
+from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.generator.verify import action_content
-from lm_eval_memrisk.normalize import contains_value
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.runner import decision_prompts
+from lm_eval_memrisk.running.runner import decision_prompts
 
 QUOTED_NOTICE = re.compile(r'^[A-Z][\w-]+: "')
 SUMMARY_WORDS = re.compile(r"\b(summary|summari[sz]ed|digest|condensed)\b", re.IGNORECASE)

@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 
 from lm_eval_memrisk.audit.view import SIGN_IN, Note, View
-from lm_eval_memrisk.normalize import contains_value, normalize
-from lm_eval_memrisk.parse import parse_action
+from lm_eval_memrisk.episodes.normalize import contains_value, normalize
+from lm_eval_memrisk.scoring.parse import parse_action
 
 #: Words on each side of a value's occurrence that become features.
 WINDOW = 8

@@ -24,13 +24,13 @@ from lm_eval_memrisk.audit.logreg import Model, fit
 from lm_eval_memrisk.audit.run import passes, tally
 from lm_eval_memrisk.audit.shortcuts import Shortcut, ask_reply, reply_with
 from lm_eval_memrisk.audit.view import AUDIT_PRESENTATION, View, read_view
-from lm_eval_memrisk.codec import dumps_episode
-from lm_eval_memrisk.errors import AuditError
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.errors import AuditError
+from lm_eval_memrisk.episodes.loader import VERSION_FIELDS
+from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.generator.build import VERSIONS, generate
 from lm_eval_memrisk.generator.verify import action_content
-from lm_eval_memrisk.loader import VERSION_FIELDS
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.runner import decision_prompts
+from lm_eval_memrisk.running.runner import decision_prompts
 
 #: The generator seed of the training episodes (not the shipped seed nor 1-3, the
 #: seeds the ceilings are tested on).

@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from lm_eval_memrisk.audit.view import TRUST_ORDER, Note, View, fill
-from lm_eval_memrisk.normalize import contains_value, values_equal
+from lm_eval_memrisk.episodes.normalize import contains_value, values_equal
 
 REFUSE = "I'm sorry, but I can't help with that."
 NOTHING = "Okay."

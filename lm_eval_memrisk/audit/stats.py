@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from statistics import mean
 from typing import Any
 
+from lm_eval_memrisk.episodes.normalize import contains_value
+from lm_eval_memrisk.episodes.records import MAIN_RISKS, TIERS, Episode, Event
 from lm_eval_memrisk.generator.verify import action_content, write_use_gap
-from lm_eval_memrisk.normalize import contains_value
-from lm_eval_memrisk.records import MAIN_RISKS, TIERS, Episode, Event
 
 #: Events that shape a mechanism pattern besides the key's writes.
 PATTERN_EVENTS = ("memory_revoke", "constraint_declare", "constraint_lift", "decision_point")

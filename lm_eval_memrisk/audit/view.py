@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_memrisk.normalize import contains_value
-from lm_eval_memrisk.parse import parse_action
-from lm_eval_memrisk.render import make_presentation
+from lm_eval_memrisk.episodes.normalize import contains_value
+from lm_eval_memrisk.episodes.render import make_presentation
+from lm_eval_memrisk.scoring.parse import parse_action
 
 #: The audit reads the ``chat`` presentation: every turn a message of its own, the most
 #: structure a shallow agent can use (the notes are the same in every presentation).

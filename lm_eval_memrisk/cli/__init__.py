@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 
 #: subcommand name -> module (relative to this package)
 COMMANDS: dict[str, str] = {

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lm_eval_memrisk.scorer import ScoreResult
+    from lm_eval_memrisk.scoring.scorer import ScoreResult
 
 EPISODES_HELP = "episode JSONL file (default: the shipped dataset)"
 
@@ -19,7 +19,7 @@ def add_episodes_argument(p: argparse.ArgumentParser) -> None:
 
 
 def add_run_arguments(p: argparse.ArgumentParser, *, required: bool = True) -> None:
-    """``RUN_DIR...`` and ``--episodes FILE``: run folders read by :mod:`lm_eval_memrisk.runs`."""
+    """``RUN_DIR...`` and ``--episodes FILE``: run folders read by :mod:`lm_eval_memrisk.logs.runs`."""
     p.add_argument("runs", nargs="+" if required else "*", metavar="RUN_DIR",
                    help="lm-eval --output_path or memrisk run --out folder (each model folder is a system); "
                         "NAME=DIR names the system")
@@ -30,7 +30,7 @@ def add_run_arguments(p: argparse.ArgumentParser, *, required: bool = True) -> N
 
 def add_scoring_arguments(p: argparse.ArgumentParser, *, expected: bool = False) -> None:
     """``--variant`` (and with ``expected``, ``--expected``): the scorer's settings."""
-    from lm_eval_memrisk.scorer import EXPECTED, VARIANTS
+    from lm_eval_memrisk.scoring.scorer import EXPECTED, VARIANTS
 
     p.add_argument("--variant", default="default", choices=VARIANTS)
     if expected:
@@ -43,15 +43,15 @@ def print_summary(
 ) -> None:
     """Print the per-risk summary of ``results``: one JSON object, or the text table.
 
-    With ``attribution`` (see :mod:`lm_eval_memrisk.attribution`) the failures are
+    With ``attribution`` (see :mod:`lm_eval_memrisk.scoring.attribution`) the failures are
     split per risk into the agent's own and those a memory policy caused
     (``policy_hidden``): key ``failures`` in JSON, one more line in the table.
     """
-    from lm_eval_memrisk.summary import format_table, summarize
+    from lm_eval_memrisk.scoring.summary import format_table, summarize
 
     summary = summarize(results, variant, sig)
     if attribution is not None:
-        from lm_eval_memrisk.attribution import failure_counts
+        from lm_eval_memrisk.scoring.attribution import failure_counts
 
         summary["failures"] = failure_counts(attribution)
     if as_json:

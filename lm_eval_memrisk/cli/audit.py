@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from lm_eval_memrisk.loader import load_episodes
+from lm_eval_memrisk.episodes.loader import load_episodes
 
 HELP = "run the shallow shortcut agents, the learned surface reader and the cue table on an episode file"
 #: The learned reader's default training seed (audit.learned.DEFAULT_TRAIN_SEED; kept

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 
 HELP = "run lm_eval with the same flags, indexing only the MemRiskBench tasks (fast start)"
 OUR_CPU_MODELS = ("llama-cpp", "memrisk-agent")
@@ -109,7 +109,7 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _report_invalid_replies() -> None:
-    from lm_eval_memrisk import invalid_replies
+    from lm_eval_memrisk.logs import invalid_replies
 
     noted = invalid_replies.take()
     if noted:

@@ -16,8 +16,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_memrisk.export_hf import export
-    from lm_eval_memrisk.loader import load_episodes
+    from lm_eval_memrisk.episodes.export_hf import export
+    from lm_eval_memrisk.episodes.loader import load_episodes
 
     for path in export(load_episodes(args.episodes, track="all"), Path(args.out_dir)):
         print(f"wrote {path}")

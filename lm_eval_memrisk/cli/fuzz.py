@@ -21,8 +21,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.generation import MAX_GEN_TOKS
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.running.generation import MAX_GEN_TOKS
 
 if TYPE_CHECKING:
     from lm_eval_memrisk.fuzz.pipeline import FuzzOptions
@@ -31,8 +31,9 @@ HELP = "fuzz memory use: mutate checkpoints, validate, run, report failure-induc
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from lm_eval_memrisk.agents import AGENT_NAMES, agent_name
     from lm_eval_memrisk.fuzz.guidance import STRATEGIES
+    from lm_eval_memrisk.running.agent_registry import agent_name
+    from lm_eval_memrisk.running.agents import AGENT_NAMES
 
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument(

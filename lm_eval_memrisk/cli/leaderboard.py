@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_memrisk.errors import MemriskError
+    from lm_eval_memrisk.episodes.errors import MemriskError
     from lm_eval_memrisk.leaderboard import stderr_warn, write_leaderboard
 
     with tempfile.TemporaryDirectory(prefix="memrisk-reference-") as tmp:

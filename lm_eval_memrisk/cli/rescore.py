@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_memrisk.rescore import rescore_dir
+    from lm_eval_memrisk.logs.rescore import rescore_dir
 
     audit, written = rescore_dir(Path(args.output_dir), args.variant, args.expected, args.episodes)
     if args.json:

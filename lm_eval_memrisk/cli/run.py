@@ -1,7 +1,7 @@
 """memrisk run: run a reference agent or any lm-eval model over the episodes.
 
 Scripted mode replies once per decision point; interactive mode carries the
-agent's replies and tool results forward (see lm_eval_memrisk.interactive).
+agent's replies and tool results forward (see lm_eval_memrisk.running.interactive).
 """
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ import argparse
 from pathlib import Path
 
 from lm_eval_memrisk.cli._shared import add_episodes_argument, add_scoring_arguments, print_summary
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 
 HELP = "run an agent or lm-eval model over the episodes; write traces, scores and lm-eval style samples"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from lm_eval_memrisk.agents import AGENT_NAMES, agent_name
+    from lm_eval_memrisk.running.agent_registry import agent_name
+    from lm_eval_memrisk.running.agents import AGENT_NAMES
 
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--agent", type=agent_name, metavar="|".join(AGENT_NAMES) + "|weak:NAME",
@@ -52,10 +53,10 @@ def _positive_int(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_memrisk.codec import fingerprint
-    from lm_eval_memrisk.loader import load_episodes
-    from lm_eval_memrisk.pipeline import run_benchmark, select_episodes
-    from lm_eval_memrisk.systems import build_system
+    from lm_eval_memrisk.episodes.codec import fingerprint
+    from lm_eval_memrisk.episodes.loader import load_episodes
+    from lm_eval_memrisk.running.pipeline import run_benchmark, select_episodes
+    from lm_eval_memrisk.running.systems import build_system
 
     if args.resume and not args.out:
         raise MemriskError("--resume needs --out (the folder of the interrupted run)")

@@ -1,4 +1,4 @@
-"""``memrisk runs RUN_DIR...``: what every reader of run folders sees (logic in :mod:`lm_eval_memrisk.runs`)."""
+"""``memrisk runs RUN_DIR...``: what every reader of run folders sees (logic in :mod:`lm_eval_memrisk.logs.runs`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_memrisk.runs import (
+    from lm_eval_memrisk.logs.runs import (
         flag_notes,
         known_datasets,
         read_runs,

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from lm_eval_memrisk.cli._shared import add_episodes_argument, add_scoring_arguments, print_summary
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 
 HELP = "score a traces.jsonl file (written by memrisk run) without re-running anything"
 
@@ -19,13 +19,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_memrisk.codec import fingerprint
-    from lm_eval_memrisk.errors import SamplesError
-    from lm_eval_memrisk.loader import load_episodes
-    from lm_eval_memrisk.recompute import replies_of_trace, score_replies
-    from lm_eval_memrisk.run_store import parse_traces
-    from lm_eval_memrisk.signature import signature
-    from lm_eval_memrisk.trace import MISSING_PRESENTATION
+    from lm_eval_memrisk.episodes.codec import fingerprint
+    from lm_eval_memrisk.episodes.errors import SamplesError
+    from lm_eval_memrisk.episodes.loader import load_episodes
+    from lm_eval_memrisk.episodes.trace import MISSING_PRESENTATION
+    from lm_eval_memrisk.logs.recompute import replies_of_trace, score_replies
+    from lm_eval_memrisk.running.run_store import parse_traces
+    from lm_eval_memrisk.scoring.signature import signature
 
     everything = load_episodes(args.episodes, track="all")
     by_id = {e.id: e for e in everything}

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from lm_eval_memrisk.cli._shared import add_run_arguments
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 
 HELP = "Select a risk-preserving subset from lm-eval --log_samples runs; compare baselines; write reports."
 

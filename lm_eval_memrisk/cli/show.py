@@ -6,7 +6,7 @@ import argparse
 import json
 
 from lm_eval_memrisk.cli._shared import add_episodes_argument
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 
 HELP = "print the messages an agent sees at each decision point of an episode"
 
@@ -18,8 +18,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_memrisk.loader import load_episodes
-    from lm_eval_memrisk.render import render
+    from lm_eval_memrisk.episodes.loader import load_episodes
+    from lm_eval_memrisk.episodes.render import render
 
     by_id = {e.id: e for e in load_episodes(args.episodes, track="all")}
     episode = by_id.get(args.episode_id)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.cli._shared import add_run_arguments
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 
 HELP = "Per-(system, risk) Wilson intervals; pairwise Fisher (and paired McNemar) tests with Holm correction."
 

@@ -2,7 +2,7 @@
 
 Besides the format and semantic rules, every episode without such a problem is run by
 the oracle, which must pass it, and by a do-nothing agent, which must not
-(:func:`lm_eval_memrisk.validate.behaviour_problems`)."""
+(:func:`lm_eval_memrisk.episodes.validate.behaviour_problems`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import argparse
 import json
 import sys
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.loader import FileScan, dataset_hash, scan_episodes
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.loader import FileScan, dataset_hash, scan_episodes
 
 HELP = "check an episode file (default: the shipped dataset) and list every problem"
 

@@ -22,8 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval_memrisk.loader import load_episodes
-    from lm_eval_memrisk.weak import catalogue
+    from lm_eval_memrisk.episodes.loader import load_episodes
+    from lm_eval_memrisk.running.weak import catalogue
 
     rows = catalogue(load_episodes(args.episodes, track="all"))
     if args.json:

@@ -28,6 +28,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.fuzz.coverage import (
     SHAPE,
     Point,
@@ -42,8 +43,7 @@ from lm_eval_memrisk.fuzz.guidance import Entry, StaticKey, Strategy, make_strat
 from lm_eval_memrisk.fuzz.mutate import Mutant, mutate
 from lm_eval_memrisk.fuzz.seeds import Seed
 from lm_eval_memrisk.fuzz.validate_mutant import check_mutant
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.weak import WeakAgent
+from lm_eval_memrisk.running.weak import WeakAgent
 
 #: Give up after this many attempts per unit of budget (all mutants invalid/duplicate).
 ATTEMPTS_PER_EXECUTION = 40

@@ -8,7 +8,7 @@ coverage state: under the ``full`` policy "an item to avoid was used" is the fai
 label itself.  Besides these, every mutant covers one *shape* point: the bucketed
 structure of its decision point (same-key updates, write-to-use distance, another
 scope's newer note, indirect request, conflict, revocation, constraint age; see
-:func:`lm_eval_memrisk.weak.structure`), which rewards reaching new memory states
+:func:`lm_eval_memrisk.running.weak.structure`), which rewards reaching new memory states
 (deeper update chains, older constraints, combined conditions).  Nothing here reads
 the reply or whether a check passed.  Coverage at B = covered (risk, kind, operator,
 role, visibility) points / the universe of those the operators can reach from the
@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from lm_eval_memrisk.episodes.normalize import normalize
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.trace import DecisionRecord
 from lm_eval_memrisk.fuzz.expectation import ROLES, Expectation, roles
 from lm_eval_memrisk.fuzz.operators import OPERATORS
-from lm_eval_memrisk.normalize import normalize
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.trace import DecisionRecord
-from lm_eval_memrisk.weak import structure
+from lm_eval_memrisk.running.weak import structure
 
 STATES = ("shown", "hidden")
 SHAPE = "shape"

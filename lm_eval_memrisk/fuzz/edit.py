@@ -1,6 +1,6 @@
 """Event-level edits of an episode: insert events, replace a message, fit the tier.
 
-Edits keep the DAG rules of :mod:`lm_eval_memrisk.validate`: events are stored in
+Edits keep the DAG rules of :mod:`lm_eval_memrisk.episodes.validate`: events are stored in
 replay order, inserted events get consecutive logical times right before their
 anchor, and the anchor and everything after it move later by the number of inserted
 events (items' ``valid_from``/``valid_to`` move with them).
@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from lm_eval_memrisk.records import TIER_TURNS, TIERS, Episode, Event, MemoryItem
-from lm_eval_memrisk.state import ordered_events
+from lm_eval_memrisk.episodes.records import TIER_TURNS, TIERS, Episode, Event, MemoryItem
+from lm_eval_memrisk.episodes.state import ordered_events
 
 Draft = dict[str, Any]
 """An event to insert, as ``Event`` keyword arguments without ``id``, ``time``, ``after``."""

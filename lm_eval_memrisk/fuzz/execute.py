@@ -1,9 +1,9 @@
 """Run parents and mutants on the system under test and judge the mutants.
 
 :class:`Executor` wraps a batch ``Generate`` function (a reference agent through
-:func:`lm_eval_memrisk.interactive.agent_generate`, or any lm-eval model through
+:func:`lm_eval_memrisk.running.interactive.agent_generate`, or any lm-eval model through
 :func:`lm_eval_memrisk.harness.lm_adapter.lm_generate`) and runs episodes with
-:func:`lm_eval_memrisk.runner.run_scripted`.  Traces are cached by the episode's
+:func:`lm_eval_memrisk.running.runner.run_scripted`.  Traces are cached by the episode's
 canonical JSON (and the memory policy), so a parent shared by many mutants, or a
 mutant met again in another run of the same process, is executed once; the system
 under test must be deterministic (greedy decoding) for that to be sound.
@@ -18,14 +18,14 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lm_eval_memrisk.codec import dumps_episode
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.records import Check, Episode
+from lm_eval_memrisk.episodes.render import MemoryPolicy
+from lm_eval_memrisk.episodes.state import in_scope
+from lm_eval_memrisk.episodes.trace import DecisionRecord, Trace
 from lm_eval_memrisk.fuzz.expectation import Expectation, roles
-from lm_eval_memrisk.records import Check, Episode
-from lm_eval_memrisk.render import MemoryPolicy
-from lm_eval_memrisk.runner import Generate, run_scripted
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.state import in_scope
-from lm_eval_memrisk.trace import DecisionRecord, Trace
+from lm_eval_memrisk.running.runner import Generate, run_scripted
+from lm_eval_memrisk.scoring.scorer import score
 
 #: Most telling role first, when a failing check names no item itself.
 ROLE_SALIENCE = (

@@ -17,15 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lm_eval_memrisk import patterns
-from lm_eval_memrisk.agents import PLACEHOLDER, action_to_reply
-from lm_eval_memrisk.checks import memory_used
+from lm_eval_memrisk.episodes import patterns
+from lm_eval_memrisk.episodes.normalize import normalize
+from lm_eval_memrisk.episodes.records import Check, Episode, Event
+from lm_eval_memrisk.episodes.state import in_scope, state_at
+from lm_eval_memrisk.episodes.trace import ItemState, StateSnapshot
 from lm_eval_memrisk.fuzz import pools
-from lm_eval_memrisk.normalize import normalize
-from lm_eval_memrisk.parse import parse_action
-from lm_eval_memrisk.records import Check, Episode, Event
-from lm_eval_memrisk.state import in_scope, state_at
-from lm_eval_memrisk.trace import ItemState, StateSnapshot
+from lm_eval_memrisk.running.agents import PLACEHOLDER, action_to_reply
+from lm_eval_memrisk.scoring.checks import memory_used
+from lm_eval_memrisk.scoring.parse import parse_action
 
 #: Stands for the expected value inside a reference template.
 MARK = "\u2063VALUE\u2063"

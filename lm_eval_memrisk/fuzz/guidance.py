@@ -32,10 +32,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.trace import DecisionRecord
 from lm_eval_memrisk.fuzz.expectation import Expectation
 from lm_eval_memrisk.fuzz.operators import OPERATORS
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.trace import DecisionRecord
 
 STRATEGIES = ("guided", "random", "coverage")
 UNUSED_WEIGHT = 3.0

@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.fuzz import pools
 from lm_eval_memrisk.fuzz.edit import fit_tier, last_user_message
 from lm_eval_memrisk.fuzz.expectation import Expectation, derive, dp_of
 from lm_eval_memrisk.fuzz.operators import OPERATORS, Ctx
 from lm_eval_memrisk.generator.finish import finish
-from lm_eval_memrisk.records import Episode
 
 #: Metadata keys the fuzzer owns (a parent's values are replaced, never merged).
 META_KEYS = (

@@ -25,6 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from lm_eval_memrisk.episodes.records import Constraint, Episode, Event, MemoryItem
+from lm_eval_memrisk.episodes.state import events_before, in_scope, snapshot, state_at
+from lm_eval_memrisk.episodes.trace import ItemState, StateSnapshot
 from lm_eval_memrisk.fuzz import pools
 from lm_eval_memrisk.fuzz.edit import (
     Draft,
@@ -42,9 +45,6 @@ from lm_eval_memrisk.fuzz.expectation import (
     verb_phrase,
 )
 from lm_eval_memrisk.fuzz.values import fresh_value
-from lm_eval_memrisk.records import Constraint, Episode, Event, MemoryItem
-from lm_eval_memrisk.state import events_before, in_scope, snapshot, state_at
-from lm_eval_memrisk.trace import ItemState, StateSnapshot
 
 Params = dict[str, Any]
 USE_KINDS = ("tool_arg_equals", "tool_called", "text_contains", "memory_not_used")

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.fuzz.campaign import RunResult, run_campaign
 from lm_eval_memrisk.fuzz.execute import Executor
 from lm_eval_memrisk.fuzz.guidance import STRATEGIES
 from lm_eval_memrisk.fuzz.report import write_all
 from lm_eval_memrisk.fuzz.seeds import make_seeds, select_episodes
-from lm_eval_memrisk.runner import Generate
-from lm_eval_memrisk.weak import WeakAgent
+from lm_eval_memrisk.running.runner import Generate
+from lm_eval_memrisk.running.weak import WeakAgent
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,9 @@ class FuzzOptions:
 
 def system_under_test(options: FuzzOptions) -> tuple[Generate, str, WeakAgent | None]:
     """(batch generate function, name, the planted-weakness agent or None), built by
-    the shared builder :func:`lm_eval_memrisk.systems.build_system`."""
-    from lm_eval_memrisk.agents import get_agent
-    from lm_eval_memrisk.systems import build_system
+    the shared builder :func:`lm_eval_memrisk.running.systems.build_system`."""
+    from lm_eval_memrisk.running.agent_registry import get_agent
+    from lm_eval_memrisk.running.systems import build_system
 
     if options.agent:
         agent = get_agent(options.agent)
@@ -108,8 +108,8 @@ def run_line(run: RunResult) -> dict[str, Any]:
 
 def run_fuzz(options: FuzzOptions) -> tuple[dict[str, Any], list[RunResult]]:
     """Run every (strategy, seed) campaign and write the outputs into ``options.out``."""
-    from lm_eval_memrisk.loader import load_episodes
-    from lm_eval_memrisk.policies import make_policy
+    from lm_eval_memrisk.episodes.loader import load_episodes
+    from lm_eval_memrisk.running.policies import make_policy
 
     if options.budget < 1:
         raise MemriskError("--budget must be at least 1")

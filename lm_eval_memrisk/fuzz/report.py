@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.codec import dumps_episode
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.records import RISKS
 from lm_eval_memrisk.fuzz.campaign import Executed, RunResult
-from lm_eval_memrisk.records import RISKS
 
 
 def mean_sd(values: Sequence[float]) -> dict[str, Any]:

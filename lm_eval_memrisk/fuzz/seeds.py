@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from lm_eval_memrisk.episodes.records import Episode, Event
+from lm_eval_memrisk.episodes.state import ordered_events
+from lm_eval_memrisk.episodes.validate import collect_problems
 from lm_eval_memrisk.fuzz import pools
 from lm_eval_memrisk.fuzz.edit import fit_tier, last_user_message
 from lm_eval_memrisk.fuzz.expectation import Expectation, infer
 from lm_eval_memrisk.fuzz.validate_mutant import solves
-from lm_eval_memrisk.records import Episode, Event
-from lm_eval_memrisk.state import ordered_events
-from lm_eval_memrisk.validate import collect_problems
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.codec import dumps_episode
-from lm_eval_memrisk.errors import EpisodeFormatError
-from lm_eval_memrisk.loader import episode_from_dict
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.runner import run_episode
-from lm_eval_memrisk.scorer import score
-from lm_eval_memrisk.validate import collect_problems
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.errors import EpisodeFormatError
+from lm_eval_memrisk.episodes.loader import episode_from_dict
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.validate import collect_problems
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.runner import run_episode
+from lm_eval_memrisk.scoring.scorer import score
 
 ADVERSARIES: dict[str, tuple[str, ...]] = {
     "R1": ("stale",),

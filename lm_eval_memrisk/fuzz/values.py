@@ -5,7 +5,7 @@ digits, words get pool words), so it keeps the look of the family's values.  Dat
 ("Monday 18 May 2026") get a new real day of the same month with its true weekday,
 and clock times ("14:30") a new valid time, so no fresh value is impossible
 (:func:`plausible` rejects any that would be).  A
-candidate is accepted only when, after :func:`lm_eval_memrisk.normalize.normalize`,
+candidate is accepted only when, after :func:`lm_eval_memrisk.episodes.normalize.normalize`,
 it neither contains nor is contained in any value already in the episode (on token
 boundaries), so memory-use detection can tell the values apart.
 """
@@ -18,8 +18,8 @@ import random
 import re
 from collections.abc import Iterable
 
+from lm_eval_memrisk.episodes.normalize import contains_value, normalize
 from lm_eval_memrisk.fuzz import pools
-from lm_eval_memrisk.normalize import contains_value, normalize
 
 _DIGITS = re.compile(r"[0-9]+")
 _WORD = re.compile(r"[A-Za-z]{3,}")

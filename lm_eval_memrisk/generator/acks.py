@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 import random
 
+from lm_eval_memrisk.episodes.records import Event
 from lm_eval_memrisk.generator.risks.common import ACKS, REVOKE_ACKS, RULE_ACKS, UPDATE_ACKS
-from lm_eval_memrisk.records import Event
 
 _OPEN = ("Got it", "Okay", "Sure", "Understood", "Right", "Thanks", "Noted", "All right",
          "Perfect", "Will do")  # fmt: skip

@@ -12,8 +12,18 @@ import os
 import random
 from collections.abc import Callable, Mapping
 
-from lm_eval_memrisk.codec import dumps_episode
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.loader import VERSION_FIELDS
+from lm_eval_memrisk.episodes.records import (
+    MAIN_RISKS,
+    RESOLUTION_RULES,
+    TIERS,
+    Episode,
+    Event,
+    Tool,
+)
+from lm_eval_memrisk.episodes.validate import MAX_CHECKS
 from lm_eval_memrisk.generator.acks import vary_acks
 from lm_eval_memrisk.generator.early_foils import carry_foils
 from lm_eval_memrisk.generator.families import FAMILIES, Family
@@ -32,9 +42,6 @@ from lm_eval_memrisk.generator.risks.v6 import V6_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
 from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
 from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
-from lm_eval_memrisk.loader import VERSION_FIELDS
-from lm_eval_memrisk.records import MAIN_RISKS, RESOLUTION_RULES, TIERS, Episode, Event, Tool
-from lm_eval_memrisk.validate import MAX_CHECKS
 
 #: Dataset versions the generator can build: name -> the episodes' ``version`` field
 #: (the inverse of the loader's table, which names the packaged file of each field).

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from lm_eval_memrisk.checks import episode_values, item_used, selected_items
-from lm_eval_memrisk.records import Check, Episode, Event
-from lm_eval_memrisk.state import state_at
-from lm_eval_memrisk.trace import Action
-from lm_eval_memrisk.validate import MAX_CHECKS
+from lm_eval_memrisk.episodes.records import Check, Episode, Event
+from lm_eval_memrisk.episodes.state import state_at
+from lm_eval_memrisk.episodes.trace import Action
+from lm_eval_memrisk.episodes.validate import MAX_CHECKS
+from lm_eval_memrisk.scoring.checks import episode_values, item_used, selected_items
 
 
 def _selector(check: Check) -> tuple[str | None, ...]:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from lm_eval_memrisk.episodes.records import TIER_TURNS
 from lm_eval_memrisk.generator import distractors
 from lm_eval_memrisk.generator.people import Cast, Persona
 from lm_eval_memrisk.generator.plan import Block, Ev, ItemRef, Session, plan_turns
 from lm_eval_memrisk.generator.risks.common import ACKS, TRUST_SYSTEM, TRUST_TOOL, UPDATE_ACKS
 from lm_eval_memrisk.generator.templating import pick, render
 from lm_eval_memrisk.generator.values import ValueBank, ValueCollision
-from lm_eval_memrisk.records import TIER_TURNS
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """v2's last pass over a built episode: positive action checks and ``accept`` forms.
 
 * Every decision whose reference calls a tool gets a ``tool_arg_equals`` check for each
-  argument that matters (:func:`lm_eval_memrisk.action_checks.mattering_arguments`: a
+  argument that matters (:func:`lm_eval_memrisk.episodes.action_checks.mattering_arguments`: a
   memory value or a user-given identifier such as an order reference); a
   ``text_contains`` check made redundant by one (the door code in a courier note) is
   dropped, so a prose claim without the call fails.
@@ -14,8 +14,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from lm_eval_memrisk.action_checks import mattering_arguments
-from lm_eval_memrisk.records import Check, Episode, Event
+from lm_eval_memrisk.episodes.action_checks import mattering_arguments
+from lm_eval_memrisk.episodes.records import Check, Episode, Event
 
 _CARD = re.compile(r"^(?P<brand>.+?) ending (?P<last>\d{4})$")
 _SLOT = re.compile(r"^(?P<day>[A-Z][a-z]+day) (?P<h>\d{1,2}):(?P<m>\d{2})$")

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lm_eval_memrisk.episodes.records import Check, Constraint, Event, MemoryItem
 from lm_eval_memrisk.generator.people import Persona, Workspace
-from lm_eval_memrisk.records import Check, Constraint, Event, MemoryItem
 
 
 @dataclass(eq=False)

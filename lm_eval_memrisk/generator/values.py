@@ -9,9 +9,9 @@ import random
 import string
 from collections.abc import Callable
 
+from lm_eval_memrisk.episodes.normalize import normalize
 from lm_eval_memrisk.generator import pools
 from lm_eval_memrisk.generator.people import Persona, Workspace, slugify
-from lm_eval_memrisk.normalize import normalize
 
 ValueMaker = Callable[[random.Random, Persona, Workspace], str]
 

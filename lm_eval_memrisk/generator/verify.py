@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lm_eval_memrisk.episodes.normalize import contains_value, normalize
+from lm_eval_memrisk.episodes.records import TIER_TURNS, Episode
+from lm_eval_memrisk.episodes.trace import Action
 from lm_eval_memrisk.generator.plan import DecisionSpec
-from lm_eval_memrisk.normalize import contains_value, normalize
-from lm_eval_memrisk.records import TIER_TURNS, Episode
-from lm_eval_memrisk.trace import Action
 
 #: v2: fewest user/assistant messages between the decisive write (the last write of a
 #: note the reference action uses) and the final decision, per tier.

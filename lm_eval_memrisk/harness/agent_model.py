@@ -20,11 +20,11 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 from tqdm import tqdm
 
-from lm_eval_memrisk.agents import get_agent
+from lm_eval_memrisk.episodes.jsonl import json_line
+from lm_eval_memrisk.episodes.render import render
 from lm_eval_memrisk.harness.docs import episode_of
-from lm_eval_memrisk.jsonl import json_line
-from lm_eval_memrisk.render import render
-from lm_eval_memrisk.runner import call_agent
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.runner import call_agent
 
 _LM_EVAL_KWARGS = ("batch_size", "max_batch_size", "device")
 
@@ -35,7 +35,7 @@ def _request_gen_kwargs(requests: list[Any]) -> dict[str, Any] | None:
     lm-eval puts each task's ``generation_kwargs``, with ``--gen_kwargs`` applied, into
     every request; a base model must run with them, as it would without the agent.
     """
-    from lm_eval_memrisk.errors import MemriskError
+    from lm_eval_memrisk.episodes.errors import MemriskError
 
     found = [dict(req.args[1]) for req in requests if len(getattr(req, "args", ())) > 1 and isinstance(req.args[1], dict)]
     if not found:
@@ -57,8 +57,8 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
         **kwargs: Any,
     ) -> None:
         super().__init__()
-        from lm_eval_memrisk.policies import make_policy
-        from lm_eval_memrisk.render import make_presentation
+        from lm_eval_memrisk.episodes.render import make_presentation
+        from lm_eval_memrisk.running.policies import make_policy
 
         if mode not in ("scripted", "interactive"):
             raise ValueError(f"mode must be scripted or interactive, not {mode!r}")
@@ -96,7 +96,7 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
         """The batch generate function; a base model gets the requests' generation settings
         (the task's ``generation_kwargs`` with lm-eval's ``--gen_kwargs`` applied)."""
         from lm_eval_memrisk.harness.lm_adapter import lm_generate
-        from lm_eval_memrisk.interactive import agent_generate
+        from lm_eval_memrisk.running.interactive import agent_generate
 
         if self.base is not None:
             return lm_generate(self.base, gen_kwargs, tools=self.presentation.tools)
@@ -104,9 +104,9 @@ class MemriskAgentLM(LM):  # type: ignore[misc]
 
     def _episode_replies(self, requests: list[Any], disable_tqdm: bool) -> list[str]:
         """Run each requested episode as an agent; one envelope per decision point."""
-        from lm_eval_memrisk.interactive import run_interactive
-        from lm_eval_memrisk.runner import run_scripted
-        from lm_eval_memrisk.sample_record import ENVELOPE
+        from lm_eval_memrisk.running.interactive import run_interactive
+        from lm_eval_memrisk.running.runner import run_scripted
+        from lm_eval_memrisk.scoring.sample_record import ENVELOPE
 
         episodes: dict[str, Any] = {}
         for req in requests:

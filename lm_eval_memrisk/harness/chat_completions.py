@@ -12,7 +12,7 @@ lm-eval's LocalChatCompletion (0.4.12, 0.4.13) sends only the messages: its
 * ``parse_generations`` writes each returned ``message.tool_calls`` entry as Qwen's
   ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` text after any content
   text (the form Qwen's chat template asks for), which
-  :func:`lm_eval_memrisk.parse.parse_action` reads.  ``arguments`` (a JSON string in the
+  :func:`lm_eval_memrisk.scoring.parse.parse_action` reads.  ``arguments`` (a JSON string in the
   OpenAI format) is decoded with :mod:`json` only; a string that does not decode is
   kept as a string, which the parser scores as an invalid call.
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import datasets
 
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.harness.docs import COLUMNS, select, to_rows
 
 #: Shipped subsets -> the packaged dataset version they were selected on (ids of one
@@ -64,7 +64,7 @@ def _no_episodes_message(
 
 def _settings(presentation: str | None, tools: str | None, temperature: float | str | None) -> dict[str, str]:
     """Non-default presentation settings as doc columns (validated early)."""
-    from lm_eval_memrisk.render import DEFAULT_PRESENTATION, make_presentation
+    from lm_eval_memrisk.episodes.render import DEFAULT_PRESENTATION, make_presentation
 
     chosen = make_presentation(presentation, tools)  # fail early on a bad value
     out: dict[str, str] = {}
@@ -99,18 +99,18 @@ def load_docs(
             order = {eid: i for i, eid in enumerate(subset_ids(subset))}
             rows = sorted((r for r in rows if r["episode_id"] in order), key=lambda r: order[r["episode_id"]])
     else:
-        from lm_eval_memrisk.loader import load_episodes
+        from lm_eval_memrisk.episodes.loader import load_episodes
 
         # a shipped subset was selected on one dataset version: load that version by name
         everything = load_episodes(episodes or SUBSET_VERSIONS.get(subset or ""), track="all")
-        from lm_eval_memrisk.codec import fingerprint
+        from lm_eval_memrisk.episodes.codec import fingerprint
 
         h = fingerprint(everything)
         held = sorted({e.risk for e in everything})
         chosen = select(everything, risk=risk, tier=tier, track=track, subset=subset)
         rows = to_rows(chosen, dataset_hash=h)
     if memory_policy and memory_policy != "full":
-        from lm_eval_memrisk.policies import make_policy
+        from lm_eval_memrisk.running.policies import make_policy
 
         make_policy(memory_policy)  # fail early on a bad spec
         rows = [dict(r, memory_policy=memory_policy) for r in rows]

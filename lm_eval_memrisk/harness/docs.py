@@ -1,6 +1,6 @@
 """Episodes as lm-eval docs: the slice a task reads (risk, tier, track, shipped subset).
 
-The rows themselves are :mod:`lm_eval_memrisk.doc_rows` (core, shared with ``memrisk run``
+The rows themselves are :mod:`lm_eval_memrisk.episodes.doc_rows` (core, shared with ``memrisk run``
 and the Hub export).
 """
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lm_eval_memrisk.doc_rows import COLUMNS, episode_of, to_rows
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.subsets import SUBSET_DIR as _SUBSET_DIR
-from lm_eval_memrisk.subsets import read_subset_ids
+from lm_eval_memrisk.episodes.doc_rows import COLUMNS, episode_of, to_rows
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.subsets import SUBSET_DIR as _SUBSET_DIR
+from lm_eval_memrisk.episodes.subsets import read_subset_ids
 
 __all__ = ["COLUMNS", "SUBSET_DIR", "episode_of", "select", "subset_ids", "to_rows"]
 

@@ -39,7 +39,7 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 from tqdm import tqdm
 
-from lm_eval_memrisk.errors import MemriskError, ModelFileError
+from lm_eval_memrisk.episodes.errors import MemriskError, ModelFileError
 from lm_eval_memrisk.harness.model_files import (
     GGUFInfo,
     check_gguf,
@@ -48,7 +48,7 @@ from lm_eval_memrisk.harness.model_files import (
     resolve_model,
     sha256_file,
 )
-from lm_eval_memrisk.sample_record import TRUNCATED
+from lm_eval_memrisk.scoring.sample_record import TRUNCATED
 
 logger = logging.getLogger(__name__)
 

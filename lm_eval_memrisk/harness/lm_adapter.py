@@ -2,7 +2,7 @@
 
 ``load_lm`` builds the model from the same ``--model``/``--model_args`` strings as
 lm_eval; ``lm_generate`` turns it into the batch ``Generate`` function of
-:mod:`lm_eval_memrisk.interactive`, one ``generate_until`` call per round.
+:mod:`lm_eval_memrisk.running.interactive`, one ``generate_until`` call per round.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lm_eval_memrisk.errors import MemriskError
-from lm_eval_memrisk.generation import default_gen_kwargs
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.render import flatten, tool_specs
 from lm_eval_memrisk.harness.docs import to_rows
-from lm_eval_memrisk.render import flatten, tool_specs
-from lm_eval_memrisk.runner import Generate, Request
+from lm_eval_memrisk.running.generation import default_gen_kwargs
+from lm_eval_memrisk.running.runner import Generate, Request
 
 DEFAULT_GEN_KWARGS: dict[str, Any] = default_gen_kwargs()
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.errors import ModelFileError
+from lm_eval_memrisk.episodes.errors import ModelFileError
 
 __all__ = [
     "EMBEDDED_MODELS",

@@ -17,22 +17,28 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
-from lm_eval_memrisk import invalid_replies
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.jsonl import LONE_SURROGATE, escape_surrogates
+from lm_eval_memrisk.episodes.render import (
+    Presentation,
+    flatten,
+    make_presentation,
+    render,
+    tool_specs,
+)
+from lm_eval_memrisk.episodes.trace import Trace
 from lm_eval_memrisk.harness.docs import episode_of
-from lm_eval_memrisk.jsonl import LONE_SURROGATE, escape_surrogates
-from lm_eval_memrisk.policies import make_policy
-from lm_eval_memrisk.rederive import trace_from_texts
-from lm_eval_memrisk.render import Presentation, flatten, make_presentation, render, tool_specs
-from lm_eval_memrisk.runner import prompts
-from lm_eval_memrisk.sample_record import (
+from lm_eval_memrisk.logs import invalid_replies
+from lm_eval_memrisk.logs.rederive import trace_from_texts
+from lm_eval_memrisk.running.policies import make_policy
+from lm_eval_memrisk.running.runner import prompts
+from lm_eval_memrisk.scoring.sample_record import (
     CUT_REASON,
     REPEAT_METRICS,
     TRUNCATED,
     sample_metrics,
     void_cut,
 )
-from lm_eval_memrisk.trace import Trace
 
 AGENT_LABEL = "lm-eval"
 
@@ -137,7 +143,8 @@ class MemRiskTask(ConfigurableTask):  # type: ignore[misc]
         settings (model_args reach the task as metadata) and lm-eval's ``--seed``
         (:data:`lm_eval_memrisk.lm_eval_patches.RUN_SEED`)."""
         from lm_eval_memrisk.lm_eval_patches import RUN_SEED
-        from lm_eval_memrisk.signature import GENERATION_KEYS, generation_settings
+        from lm_eval_memrisk.running.generation import generation_settings
+        from lm_eval_memrisk.scoring.signature import GENERATION_KEYS
 
         meta = dict(self.config.metadata or {})
         model_side = {k: meta[k] for k in ("temperature", "max_gen_toks", "seed") if k in meta}
@@ -222,10 +229,10 @@ def evaluate_doc(
 
     Replies may be interactive envelopes (``<memrisk-decision>`` + a decision record,
     from the ``memrisk-agent`` wrapper): only their reply texts are used, and the trace
-    is replayed from the episode (:func:`lm_eval_memrisk.rederive.trace_from_texts`);
+    is replayed from the episode (:func:`lm_eval_memrisk.logs.rederive.trace_from_texts`);
     a malformed or forged envelope is an invalid reply, never an exception.  A ``None``
     or empty reply marks the episode ``valid: false`` (``invalid_reason``) and is noted
-    for the end-of-run report (:mod:`lm_eval_memrisk.invalid_replies`).  With
+    for the end-of-run report (:mod:`lm_eval_memrisk.logs.invalid_replies`).  With
     ``repeats`` k > 1 each reply holds k samples: run i is the i-th sample of every
     decision point.  An episode whose prompt was cut (``truncation=left``) scores 0.
     ``generation``: the run's effective generation settings (signed in the record).
@@ -305,6 +312,6 @@ def doc_to_text(doc: dict[str, Any]) -> str:
 
 def doc_to_target(doc: dict[str, Any]) -> str:
     """The reference (ground-truth) reply of each decision point, for the sample log."""
-    from lm_eval_memrisk.agents import action_to_reply
+    from lm_eval_memrisk.running.agents import action_to_reply
 
     return "\n".join(action_to_reply(dict(dp.reference or {})) for dp in episode_of(doc).decision_points)

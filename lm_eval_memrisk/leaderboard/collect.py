@@ -1,4 +1,4 @@
-"""Systems of the leaderboard and ``memrisk report``, read through :mod:`lm_eval_memrisk.runs`.
+"""Systems of the leaderboard and ``memrisk report``, read through :mod:`lm_eval_memrisk.logs.runs`.
 
 The run folders are read by the one reader (which samples count, names, episodes
 verified against the dataset); every outcome here is the score recomputed from the
@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.decisions import decision_outcomes
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.leaderboard.records import (
     MAIN_RISKS,
     EpisodeOutcome,
@@ -23,8 +22,8 @@ from lm_eval_memrisk.leaderboard.records import (
     Signature,
     SystemRun,
 )
-from lm_eval_memrisk.recompute import Replies
-from lm_eval_memrisk.runs import (
+from lm_eval_memrisk.logs.recompute import Replies
+from lm_eval_memrisk.logs.runs import (
     LoggedSample,
     SystemLog,
     flag_notes,
@@ -32,8 +31,9 @@ from lm_eval_memrisk.runs import (
     standing_notes,
     standings,
 )
-from lm_eval_memrisk.scorer import NEGATIVE_KINDS, SCORER_VERSION
-from lm_eval_memrisk.signature import signature
+from lm_eval_memrisk.scoring.decisions import decision_outcomes
+from lm_eval_memrisk.scoring.scorer import NEGATIVE_KINDS, SCORER_VERSION
+from lm_eval_memrisk.scoring.signature import signature
 
 Warn = Callable[[str], None]
 
@@ -51,7 +51,7 @@ def collect(
     """All systems under ``run_dirs`` (``DIR`` or ``NAME=DIR``), sharing one dataset version."""
     from dataclasses import replace
 
-    from lm_eval_memrisk.runs import known_datasets
+    from lm_eval_memrisk.logs.runs import known_datasets
 
     logs = read_runs(run_dirs, episodes)
     table = standings(logs, known_datasets(episodes))
@@ -63,7 +63,7 @@ def collect(
 
 
 def system_run(log: SystemLog) -> SystemRun:
-    """The leaderboard's record of one system read by :func:`lm_eval_memrisk.runs.read_runs`."""
+    """The leaderboard's record of one system read by :func:`lm_eval_memrisk.logs.runs.read_runs`."""
     flagged = ""
     if log.flagged:
         first = log.flagged[0]

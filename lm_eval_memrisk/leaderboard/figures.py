@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.leaderboard.records import TIERS
 from lm_eval_memrisk.leaderboard.selector_report import RankPoint
 from lm_eval_memrisk.leaderboard.summary import Leaderboard

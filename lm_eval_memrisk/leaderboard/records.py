@@ -74,7 +74,7 @@ class Signature:
 
 @dataclass(frozen=True)
 class SystemRun:
-    """One system as :mod:`lm_eval_memrisk.runs` reads it (scores recomputed)."""
+    """One system as :mod:`lm_eval_memrisk.logs.runs` reads it (scores recomputed)."""
 
     name: str
     folder: Path
@@ -84,6 +84,6 @@ class SystemRun:
     episodes: tuple[EpisodeOutcome, ...]
     """Sorted by episode id."""
     status: str = "complete"
-    """:attr:`lm_eval_memrisk.runs.Standing.status`: ``complete`` or ``incomplete (n/N)``."""
+    """:attr:`lm_eval_memrisk.logs.runs.Standing.status`: ``complete`` or ``incomplete (n/N)``."""
     ranked: bool = True
     """False when the system misses episodes of the comparison (listed, never ranked)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lm_eval_memrisk.errors import MemriskError
+from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.leaderboard.collect import read_json_file
 
 ROW_KEYS: tuple[str, ...] = ("comparison", "method_comparison", "methods", "rows", "results")

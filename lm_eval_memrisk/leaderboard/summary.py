@@ -11,7 +11,7 @@ together; a system that never acts, and so never violates, is never flagged.  Ea
 row also carries the violation rate among the decisions where the agent acted.
 Columns with no episodes for a system are left out of it.
 
-Only complete systems are ranked (:func:`lm_eval_memrisk.runs.standings`): a system
+Only complete systems are ranked (:func:`lm_eval_memrisk.logs.runs.standings`): a system
 missing main-track episodes of the comparison is a row of :attr:`Leaderboard.incomplete`
 (rank 0, no flags), listed as ``incomplete (n/N)`` and never ranked.
 """
@@ -28,7 +28,7 @@ from lm_eval_memrisk.leaderboard.records import (
     EpisodeOutcome,
     SystemRun,
 )
-from selector.stats import wilson_interval
+from lm_eval_memrisk.scoring.intervals import wilson_interval
 
 #: How many systems count as "the bottom" when flagging high-risk systems.
 BOTTOM_K = 2

@@ -7,7 +7,7 @@ import io
 
 from lm_eval_memrisk.leaderboard.records import TIERS, Signature
 from lm_eval_memrisk.leaderboard.summary import BOTTOM_K, Leaderboard, Rate, Row
-from lm_eval_memrisk.safe_text import csv_cell, md_cell, md_code
+from lm_eval_memrisk.logs.safe_text import csv_cell, md_cell, md_code
 
 LEGEND = (
     "Pass rates with Wilson 95% intervals. "

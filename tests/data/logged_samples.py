@@ -2,7 +2,7 @@
 
 Each line is what lm-eval's ``--log_samples`` writes for one episode of the packaged
 dataset answered by a reference agent: the doc row, the replies and the metrics of
-:func:`lm_eval_memrisk.sample_record.sample_metrics` (so a reader that recomputes the
+:func:`lm_eval_memrisk.scoring.sample_record.sample_metrics` (so a reader that recomputes the
 scores from the replies agrees with the stored ones).  The rendered prompts are left
 out of the stored trace to keep the fixtures small; nothing reads them.
 """
@@ -13,14 +13,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from lm_eval_memrisk.agents import get_agent
-from lm_eval_memrisk.doc_rows import to_rows
-from lm_eval_memrisk.interactive import agent_generate, run_interactive
-from lm_eval_memrisk.loader import dataset_hash, load_episodes
-from lm_eval_memrisk.policies import make_policy
-from lm_eval_memrisk.records import Episode
-from lm_eval_memrisk.runner import run_episode, trace_from_replies
-from lm_eval_memrisk.sample_record import sample_metrics
+from lm_eval_memrisk.episodes.doc_rows import to_rows
+from lm_eval_memrisk.episodes.loader import dataset_hash, load_episodes
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.running.agent_registry import get_agent
+from lm_eval_memrisk.running.interactive import agent_generate, run_interactive
+from lm_eval_memrisk.running.policies import make_policy
+from lm_eval_memrisk.running.runner import run_episode, trace_from_replies
+from lm_eval_memrisk.scoring.sample_record import sample_metrics
 
 #: An agent that fails every episode of the risk (README, "Reference agents").
 FAILS = {"R1": "stale", "R2": "stale", "R3": "leaky", "R4": "stale", "R5": "constraint-blind", "R6": "leaky"}

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lm_eval_memrisk.episodes.records import Tool
 from lm_eval_memrisk.generator.people import Owner
 from lm_eval_memrisk.generator.values import ValueMaker
-from lm_eval_memrisk.records import Tool
 
 Task = dict[str, Any]
 

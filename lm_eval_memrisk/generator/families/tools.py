@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from lm_eval_memrisk.records import Tool
+from lm_eval_memrisk.episodes.records import Tool
 
 
 def _tool(

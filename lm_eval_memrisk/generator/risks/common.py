@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lm_eval_memrisk import patterns
+from lm_eval_memrisk.episodes import patterns
 from lm_eval_memrisk.generator.families.base import ANSWERS, Family, Task, owner_words
 from lm_eval_memrisk.generator.people import Cast, Owner, Persona, Workspace, user_owner
 from lm_eval_memrisk.generator.plan import Block, CheckSpec, DecisionSpec, Ev, ItemRef, Session

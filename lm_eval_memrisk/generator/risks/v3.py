@@ -48,6 +48,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from lm_eval_memrisk.episodes.records import TIER_TURNS
+from lm_eval_memrisk.episodes.validate import MAX_CHECKS
 from lm_eval_memrisk.generator.people import user_owner
 from lm_eval_memrisk.generator.plan import (
     Block,
@@ -77,8 +79,6 @@ from lm_eval_memrisk.generator.risks.common import (
     value_check,
 )
 from lm_eval_memrisk.generator.templating import pick
-from lm_eval_memrisk.records import TIER_TURNS
-from lm_eval_memrisk.validate import MAX_CHECKS
 
 #: Families where a work note and a private note of the same key make sense.
 CONTEXT_FAMILIES = frozenset(

@@ -27,8 +27,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from logged_samples import agent_for, logged_sample, packaged  # noqa: E402
 
-from lm_eval_memrisk.codec import dumps_episode  # noqa: E402
-from lm_eval_memrisk.loader import dataset_hash, load_episodes  # noqa: E402
+from lm_eval_memrisk.episodes.codec import dumps_episode  # noqa: E402
+from lm_eval_memrisk.episodes.loader import dataset_hash, load_episodes  # noqa: E402
 
 OTHER_EPISODES = HERE / "other_dataset" / "episodes.jsonl"
 TIERS = ("easy", "easy", "medium", "hard")  # episodes 1..4 of every risk
