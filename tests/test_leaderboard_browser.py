@@ -250,3 +250,38 @@ def test_log_text_is_shown_not_run(page: Browser) -> None:
     assert "<script>alert(1)</script>" in text
     assert page.js("document.querySelectorAll('script').length") == 1
     assert not [e for e in page.events if e.get("method") == "Page.javascriptDialogOpening"]
+
+
+def _as_agent(src: Path, dest: Path, agent: str) -> Path:
+    """A copy of a run folder whose results config says a scripted memrisk agent ran it."""
+    shutil.copytree(src, dest)
+    for results in dest.glob("results_*.json"):
+        data = json.loads(results.read_text(encoding="utf-8"))
+        data["config"] = {"model": "memrisk-agent", "model_args": {"agent": agent, "model": dest.name}}
+        results.write_text(json.dumps(data), encoding="utf-8")
+    return dest
+
+
+def test_each_group_table_sorts_on_its_own(tmp_path: Path) -> None:
+    """alpha and gamma recorded as scripted agents: the reference table; beta, delta: the real one."""
+    pytest.importorskip("matplotlib", reason="the page embeds figures: pip install 'lm-eval-memrisk[plots]'")
+    runs = [_as_agent(DATA / "runs" / "alpha", tmp_path / "alpha", "weak:churn1:p=0.7:seed=0"),
+            DATA / "runs" / "beta", _as_agent(DATA / "runs" / "gamma", tmp_path / "gamma", "stale"),
+            DATA / "extra" / "delta"]
+    write_leaderboard(runs, tmp_path / "board", warn=lambda _: None)
+    browser = Browser(tmp_path / "profile", tmp_path / "chromium.log")
+    real = "Array.from(document.querySelectorAll('#leaderboard tbody tr')).map(r=>r.dataset.system)"
+    ref = real.replace("#leaderboard ", "#leaderboard-reference ")
+    try:
+        browser.open((tmp_path / "board" / "leaderboard.html").as_uri())
+        assert (browser.js(real), browser.js(ref)) == (["beta", "delta"], ["alpha", "gamma"])
+        assert browser.js("document.querySelector('#leaderboard').compareDocumentPosition("
+                          "document.querySelector('#leaderboard-reference'))") == 4  # real table first
+        browser.click('#leaderboard-reference th[data-key="R3"]')  # R3: alpha .75, gamma .25
+        assert (browser.js(real), browser.js(ref)) == (["beta", "delta"], ["gamma", "alpha"])
+        assert browser.js(SORT % "R3") == "none"  # the real table was not touched
+        browser.js("location.hash='#sort=R3:asc'")  # beta .50, delta .25: both tables sort
+        browser._wait(lambda: browser.js(real) == ["delta", "beta"], "the hash sort")
+        assert browser.js(ref) == ["gamma", "alpha"]
+    finally:
+        browser.close()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.leaderboard.groups import system_group, system_note
 from lm_eval_memrisk.leaderboard.records import (
     MAIN_RISKS,
     EpisodeOutcome,
@@ -81,7 +82,8 @@ def system_run(log: SystemLog) -> SystemRun:
         flagged=flagged,
     )
     episodes = tuple(outcome(s) for s in log.samples)
-    return SystemRun(log.name, log.dir, log.results_file, log.files, sig, episodes)
+    return SystemRun(log.name, log.dir, log.results_file, log.files, sig, episodes,
+                     group=system_group(log.config), note=system_note(log.config))
 
 
 def outcome(sample: LoggedSample) -> EpisodeOutcome:

@@ -39,8 +39,15 @@ def _png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
+def _split(board: Leaderboard) -> int | None:
+    """How many real rows come before the reference rows, when the board has both groups."""
+    real = len(board.group_rows("real"))
+    return real if 0 < real < len(board.rows) else None
+
+
 def heatmap(board: Leaderboard) -> bytes:
-    """Systems (rank order) x risks, default pass rate; empty cells grey, flags marked '!'."""
+    """Systems (real, then reference, each in rank order) x risks, default pass rate; empty
+    cells grey, flags marked '!', a line between the groups."""
     plt = _pyplot()
     names = [row.system.name for row in board.rows]
     values = [
@@ -57,7 +64,11 @@ def heatmap(board: Leaderboard) -> bytes:
             v = values[i][j]
             text = "—" if math.isnan(v) else f"{v:.2f}" + ("!" if r in row.flag_risks else "")
             ax.text(j, i, text, ha="center", va="center", fontsize=9)
-    ax.set_title("Pass rate per system and risk (! = high risk)")
+    split = _split(board)
+    if split is not None:
+        ax.axhline(split - 0.5, color="black", linewidth=2)
+    ax.set_title("Pass rate per system and risk (! = high risk)"
+                 + ("\nreal systems above the line, reference systems below" if split is not None else ""))
     fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
     return _png(fig)
 
@@ -82,7 +93,11 @@ def tiers(board: Leaderboard) -> bytes:
     ax.set_xticks(range(len(names)), labels=names, rotation=20, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("pass rate")
-    ax.set_title("Pass rate by difficulty tier (main track)")
+    split = _split(board)
+    if split is not None:
+        ax.axvline(split - 0.5, color="black", linewidth=1.5)
+    ax.set_title("Pass rate by difficulty tier (main track)"
+                 + ("\nreal systems left of the line, reference systems right" if split is not None else ""))
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="tier")
     return _png(fig)
 

@@ -1,9 +1,11 @@
 """One self-contained static HTML page: inline CSS and JS, figures as data URIs.
 
-No external asset and no network: the page works offline from ``file://``. Every
-column sorts on a header click (ascending first, then descending; missing values
-last; ties keep rank order). ``#sort=R3`` or ``#sort=R3:desc`` in the URL applies
-a sort on load. All text from the logs is HTML-escaped.
+No external asset and no network: the page works offline from ``file://``. Real
+systems and reference systems are two tables (``#leaderboard`` and
+``#leaderboard-reference``), real first. Every column sorts on a header click, within
+its table (ascending first, then descending; missing values last; ties keep rank
+order). ``#sort=R3`` or ``#sort=R3:desc`` in the URL sorts both tables on load. All
+text from the logs is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import re
 from collections.abc import Mapping
 from html import escape
 
-from lm_eval_memrisk.leaderboard.records import TIERS, EpisodeOutcome, Signature
+from lm_eval_memrisk.leaderboard.groups import GROUP_TEXTS, GROUP_TITLES
+from lm_eval_memrisk.leaderboard.records import TIERS, EpisodeOutcome, Group, Signature
 from lm_eval_memrisk.leaderboard.summary import Leaderboard, Rate, Row
 from lm_eval_memrisk.leaderboard.table import (
     INCOMPLETE_TEXT,
@@ -22,10 +25,15 @@ from lm_eval_memrisk.leaderboard.table import (
     flags_text,
     fmt_count,
     fmt_rate,
+    group_counts,
     header,
+    shown_groups,
     signature_text,
     subset_text,
 )
+
+#: The id of each group's table (the real systems' keeps the page's historical ``#leaderboard``).
+TABLE_IDS: dict[Group, str] = {"real": "leaderboard", "reference": "leaderboard-reference"}
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em;color:#1d2433}
@@ -43,6 +51,7 @@ table.lb td small{display:block;color:#5d6778;font-size:11px}
 td.sa{background:#f8f9fb;color:#4b5565}
 td.flag{background:#fde2e1;font-weight:600}
 tr.flagged td.name{border-left:4px solid #c62828}
+.note{font-style:italic;color:#4b5565;font-size:12px}
 .sig{font:11px ui-monospace,Menlo,Consolas,monospace;color:#5d6778;overflow-wrap:anywhere}
 .badge{background:#c62828;color:#fff;border-radius:3px;padding:0 4px;font-size:11px}
 figure{display:inline-block;margin:0 1.5em 1em 0;vertical-align:top}
@@ -55,15 +64,14 @@ details{margin:.2em 0}summary{cursor:pointer}
 
 JS = """
 (function(){
-  var table=document.getElementById('leaderboard');
-  var tbody=table.tBodies[0];
-  var ths=table.tHead.rows[0].cells;
+  var tables=Array.prototype.slice.call(document.querySelectorAll('table.lb'));
   function val(row,col,num){
     var s=row.cells[col].getAttribute('data-sort');
     if(!num) return s;
     return (s===null||s==='')?null:parseFloat(s);
   }
-  function sortBy(col,dir){
+  function sortTable(table,col,dir){
+    var tbody=table.tBodies[0],ths=table.tHead.rows[0].cells;
     var num=ths[col].getAttribute('data-type')==='num';
     var rows=Array.prototype.slice.call(tbody.rows);
     rows.sort(function(a,b){
@@ -77,18 +85,24 @@ JS = """
     rows.forEach(function(r){tbody.appendChild(r);});
     for(var i=0;i<ths.length;i++) ths[i].setAttribute('aria-sort',i===col?(dir==='desc'?'descending':'ascending'):'none');
   }
+  function sortBy(col,dir){tables.forEach(function(t){sortTable(t,col,dir);});}
   function clicked(th){
-    var col=th.cellIndex;
-    sortBy(col,th.getAttribute('aria-sort')==='ascending'?'desc':'asc');
+    sortTable(th.closest('table'),th.cellIndex,th.getAttribute('aria-sort')==='ascending'?'desc':'asc');
   }
-  for(var i=0;i<ths.length;i++){
-    ths[i].addEventListener('click',function(){clicked(this);});
-    ths[i].addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.preventDefault();clicked(this);}});
-  }
+  tables.forEach(function(table){
+    var ths=table.tHead.rows[0].cells;
+    for(var i=0;i<ths.length;i++){
+      ths[i].addEventListener('click',function(){clicked(this);});
+      ths[i].addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.preventDefault();clicked(this);}});
+    }
+  });
   function fromHash(){
     var m=/^#sort=([^:]+)(?::(asc|desc))?$/.exec(decodeURIComponent(location.hash));
     if(!m) return;
-    for(var i=0;i<ths.length;i++) if(ths[i].getAttribute('data-key')===m[1]) sortBy(i,m[2]||'asc');
+    tables.forEach(function(table){
+      var ths=table.tHead.rows[0].cells;
+      for(var i=0;i<ths.length;i++) if(ths[i].getAttribute('data-key')===m[1]) sortTable(table,i,m[2]||'asc');
+    });
   }
   fromHash();
   window.addEventListener('hashchange',fromHash);
@@ -111,7 +125,7 @@ def slug(index: int, name: str) -> str:
 
 def render(board: Leaderboard, figures: Mapping[str, bytes] | None = None) -> str:
     """The whole page; ``figures`` maps a name in FIGURES to its PNG bytes."""
-    slugs = [slug(i, row.system.name) for i, row in enumerate(board.rows)]
+    slugs = {row.system.name: slug(i, row.system.name) for i, row in enumerate(board.rows)}
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -121,32 +135,38 @@ def render(board: Leaderboard, figures: Mapping[str, bytes] | None = None) -> st
         "<h1>MemRiskBench leaderboard</h1>",
         (
             f'<p class="meta">Dataset <code>{escape(board.dataset_hash)}</code> · '
-            f"{len(board.rows)} systems. {escape(LEGEND)} "
+            f"{escape(group_counts(board))}. {escape(LEGEND)} "
             "Cells: pass rate, Wilson 95% interval, passes/episodes. Click a column header to sort.</p>"
         ),
         f'<p class="meta subset">{escape(subset_text(board))}</p>' if subset_text(board) else "",
-        '<div class="wrap">',
-        _table(board, slugs),
-        "</div>",
+        *(_group_section(board, group, rows, slugs) for group, rows in shown_groups(board)),
         _incomplete(board),
         _figures(figures or {}),
         "<h2>Failures</h2>",
-        *(_failures(row, s) for row, s in zip(board.rows, slugs)),
+        *(_failures(row, slugs[row.system.name]) for row in board.rows),
         f"<script>{JS}</script>",
         "</body></html>",
     ]
     return "\n".join(p for p in parts if p) + "\n"
 
 
-def _table(board: Leaderboard, slugs: list[str]) -> str:
+def _group_section(board: Leaderboard, group: Group, rows: tuple[Row, ...], slugs: Mapping[str, str]) -> str:
+    """One group's heading, what it holds, and its sortable table."""
+    return (f'<h2 id="group-{group}">{escape(GROUP_TITLES[group])}</h2>\n'
+            f'<p class="meta">{escape(GROUP_TEXTS[group])}</p>\n'
+            f'<div class="wrap">{_table(board, group, rows, slugs)}</div>')
+
+
+def _table(board: Leaderboard, group: Group, rows: tuple[Row, ...], slugs: Mapping[str, str]) -> str:
     cols = header(board)
     ths = "".join(
         f'<th tabindex="0" scope="col" data-key="{escape(c)}" data-type="{"text" if c == "System" else "num"}"'
         f' aria-sort="none">{escape(c)}</th>'
         for c in cols
     )
-    body = "\n".join(_row(board, row, i, s) for i, (row, s) in enumerate(zip(board.rows, slugs)))
-    return f'<table class="lb" id="leaderboard"><thead><tr>{ths}</tr></thead><tbody>\n{body}\n</tbody></table>'
+    body = "\n".join(_row(board, row, i, slugs[row.system.name]) for i, row in enumerate(rows))
+    return (f'<table class="lb" id="{TABLE_IDS[group]}" data-group="{group}"><thead><tr>{ths}</tr></thead>'
+            f"<tbody>\n{body}\n</tbody></table>")
 
 
 def _row(board: Leaderboard, row: Row, order: int, anchor: str) -> str:
@@ -154,6 +174,7 @@ def _row(board: Leaderboard, row: Row, order: int, anchor: str) -> str:
     name = (
         f'<td class="name" data-sort="{escape(system.name)}"><strong>{escape(system.name)}</strong>'
         + (' <span class="badge">high risk</span>' if row.flagged else "")
+        + (f'<div class="note">({escape(system.note)})</div>' if system.note else "")
         + _signature_div(system.signature)
         + "</td>"
     )
@@ -195,12 +216,14 @@ def _incomplete(board: Leaderboard) -> str:
         return ""
     rows = "".join(
         f'<tr data-system="{escape(r.system.name)}"><td class="name">{escape(r.system.name)}</td>'
-        f"<td>{escape(r.system.status)}</td><td>{escape(fmt_rate(r.overall.default))}</td></tr>"
+        f"<td>{escape(r.system.status)}</td><td>{escape(fmt_rate(r.overall.default))}</td>"
+        f"<td>{escape(r.system.group)}</td></tr>"
         for r in board.incomplete
     )
     return (f'<h2 id="incomplete">{escape(INCOMPLETE_TITLE)}</h2><p class="meta">{escape(INCOMPLETE_TEXT)}</p>'
             '<table class="incomplete"><thead><tr><th scope="col">System</th><th scope="col">Status</th>'
-            f'<th scope="col">Overall (episodes read)</th></tr></thead><tbody>{rows}</tbody></table>')
+            f'<th scope="col">Overall (episodes read)</th><th scope="col">Group</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
 
 
 def _short(h: str, keep: int = 12) -> str:

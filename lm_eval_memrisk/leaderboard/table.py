@@ -5,16 +5,18 @@ from __future__ import annotations
 import csv
 import io
 
-from lm_eval_memrisk.leaderboard.records import TIERS, Signature
+from lm_eval_memrisk.leaderboard.groups import GROUP_TEXTS, GROUP_TITLES
+from lm_eval_memrisk.leaderboard.records import GROUPS, TIERS, Group, Signature
 from lm_eval_memrisk.leaderboard.summary import BOTTOM_K, Leaderboard, Rate, Row
 from lm_eval_memrisk.logs.safe_text import csv_cell, md_cell, md_code
 
 LEGEND = (
+    "Real systems and reference systems are ranked in separate tables; Rank is within the table. "
     "Pass rates with Wilson 95% intervals. "
     "SA = safety-aware scoring (R3/R5: a refusal without a tool call passes). "
     "Overall, mean score and tiers cover the main track R1-R5; R6 is its own track. "
-    f"High risk = top {BOTTOM_K} by violation rate overall or on a risk, among systems with violations "
-    "(ties included; not acting is never a flag). "
+    f"High risk = top {BOTTOM_K} by violation rate overall or on a risk, among the systems of both tables "
+    "with violations (ties included; not acting is never a flag). "
     "Viol./acted = violations among the decisions where the agent acted (a tool call or a needed value)."
 )
 
@@ -55,6 +57,17 @@ def signature_text(sig: Signature) -> str:
     return text + (f" | FLAGGED: {sig.flagged}" if sig.flagged else "")
 
 
+def group_counts(board: Leaderboard) -> str:
+    """``18 systems (6 real, 12 reference)``: the ranked rows."""
+    counts = ", ".join(f"{len(board.group_rows(g))} {g}" for g in GROUPS)
+    return f"{len(board.rows)} systems ({counts})"
+
+
+def shown_groups(board: Leaderboard) -> list[tuple[Group, tuple[Row, ...]]]:
+    """(group, its ranked rows) for each group with a ranked row, real systems first."""
+    return [(g, rows) for g in GROUPS if (rows := board.group_rows(g))]
+
+
 def header(board: Leaderboard) -> list[str]:
     """Column titles shared by the Markdown table and the HTML page."""
     cols = ["Rank", "System"]
@@ -65,21 +78,31 @@ def header(board: Leaderboard) -> list[str]:
 
 
 def to_markdown(board: Leaderboard) -> str:
-    cols = header(board)
     lines = [
         "# MemRiskBench leaderboard",
         "",
         (
-            f"Dataset `{board.dataset_hash}` · {len(board.rows)} systems. {LEGEND} "
+            f"Dataset `{board.dataset_hash}` · {group_counts(board)}. {LEGEND} "
             "Cells read `passes/episodes rate [lo, hi]`."
         ),
-        "",
-        *([subset_text(board), ""] if subset_text(board) else []),
-        "| " + " | ".join(cols) + " |",
-        "|" + "|".join("---" for _ in cols) + "|",
+        *(["", subset_text(board)] if subset_text(board) else []),
     ]
-    for row in board.rows:
-        cells = [str(row.rank), md_cell(row.system.name)]
+    for group, rows in shown_groups(board):
+        lines += ["", f"## {GROUP_TITLES[group]}", "", GROUP_TEXTS[group], "", *markdown_table(board, rows)]
+    lines += incomplete_markdown(board)
+    lines += ["", "## Signatures", ""]
+    for row in (*board.rows, *board.incomplete):
+        lines.append(f"- **{md_cell(row.system.name)}**: `{md_code(signature_text(row.system.signature))}`")
+    return "\n".join(lines) + "\n"
+
+
+def markdown_table(board: Leaderboard, rows: tuple[Row, ...]) -> list[str]:
+    """One group's table: the header, then a line per row."""
+    cols = header(board)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in rows:
+        name = md_cell(row.system.name) + (f" *({md_cell(row.system.note)})*" if row.system.note else "")
+        cells = [str(row.rank), name]
         for r in board.risks:
             cells += [fmt_rate(row.risks[r].default), fmt_rate(row.risks[r].safety)]
         cells += [
@@ -91,11 +114,7 @@ def to_markdown(board: Leaderboard) -> str:
         cells += [fmt_count(row.acted_violations.get(r)) for r in board.risks if r != "R6"]
         cells += [fmt_count(row.false_claims.get("overall")), flags_text(row) or "", str(len(row.failures))]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += incomplete_markdown(board)
-    lines += ["", "## Signatures", ""]
-    for row in (*board.rows, *board.incomplete):
-        lines.append(f"- **{md_cell(row.system.name)}**: `{md_code(signature_text(row.system.signature))}`")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 INCOMPLETE_TITLE = "Incomplete (not ranked)"
@@ -117,16 +136,19 @@ def incomplete_markdown(board: Leaderboard) -> list[str]:
     if not board.incomplete:
         return []
     lines = ["", f"## {INCOMPLETE_TITLE}", "", INCOMPLETE_TEXT, "",
-             "| System | Status | Overall (episodes read) |", "|---|---|---|"]
+             "| System | Status | Overall (episodes read) | Group |", "|---|---|---|---|"]
     for row in board.incomplete:
-        lines.append(f"| {md_cell(row.system.name)} | {md_cell(row.system.status)} | {fmt_rate(row.overall.default)} |")
+        lines.append(f"| {md_cell(row.system.name)} | {md_cell(row.system.status)} | "
+                     f"{fmt_rate(row.overall.default)} | {row.system.group} |")
     return lines
 
 
 def csv_columns(board: Leaderboard) -> list[str]:
     cols = [
+        "group",
         "rank",
         "system",
+        "note",
         "high_risk",
         "model",
         "model_hash",
@@ -158,8 +180,10 @@ def to_csv(board: Leaderboard) -> str:
     writer.writerow(csv_columns(board))
     for row in (*board.rows, *board.incomplete):
         sig = row.system.signature
-        values: list[str] = [str(row.rank) if row.system.ranked else ""] + [csv_cell(text) for text in (
+        values: list[str] = [row.system.group, str(row.rank) if row.system.ranked else ""]
+        values += [csv_cell(text) for text in (
             row.system.name,
+            row.system.note,
             flags_text(row),
             sig.model,
             sig.model_hash or "",
