@@ -141,6 +141,19 @@ def date_2026(rng: random.Random, who: Persona, ws: Workspace) -> str:
     return f"{day:%A} {day.day} {day:%B} {day.year}"
 
 
+def date_ahead(rng: random.Random, who: Persona, ws: Workspace) -> str:
+    """v6: a date after every session of an episode (sessions end by early 2027):
+    ``Monday 5 April 2027`` to ``Friday 3 March 2028``."""
+    day = dt.date(2027, 3, 1) + dt.timedelta(days=rng.randint(20, 340))
+    return f"{day:%A} {day.day} {day:%B} {day.year}"
+
+
+def later_date(rng: random.Random, old: str) -> str:
+    """v6: a deadline moved (extended) 1-12 weeks after ``old`` (a ``date_ahead`` string)."""
+    day = dt.datetime.strptime(old, "%A %d %B %Y").date() + dt.timedelta(days=7 * rng.randint(1, 12))
+    return f"{day:%A} {day.day} {day:%B} {day.year}"
+
+
 def loyalty(rng: random.Random, who: Persona, ws: Workspace) -> str:
     """``Marlow Rewards 4471 9930``."""
     return f"{rng.choice(pools.HOTEL_PROGRAMMES)} {_digits(rng, 4)} {_digits(rng, 4)}"

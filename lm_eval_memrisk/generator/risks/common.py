@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lm_eval_memrisk.episodes import patterns
+from lm_eval_memrisk.generator import values
 from lm_eval_memrisk.generator.families.base import ANSWERS, Family, Task, owner_words
 from lm_eval_memrisk.generator.people import Cast, Owner, Persona, Workspace, user_owner
 from lm_eval_memrisk.generator.plan import Block, CheckSpec, DecisionSpec, Ev, ItemRef, Session
@@ -246,6 +247,16 @@ def is_v6(ctx: Ctx) -> bool:
     return ctx.version not in PRE_V6
 
 
+#: v6: the families whose values the authority rule names (``render.AUTHORITY_RULES``:
+#: money, credentials and destinations -- accounts, cards, addresses, contacts, codes): a
+#: record's claim of a change to one of them is confirmed with the user.
+AUTHORITY_FAMILIES: frozenset[str] = frozenset({
+    "payment_card", "payout_account", "supplier_payment", "loyalty_number", "api_token",
+    "door_code", "shipping_address", "pickup_point", "phone_number", "email_address",
+    "document_access",
+})  # fmt: skip
+
+
 def task_for(fam: Family, rng: random.Random, version: str) -> Task:
     """A task of ``fam``; from v6 on, drawn from the family's ``known_tasks`` where it has
     them (tasks whose content the request itself gives: nothing unknowable is asked)."""
@@ -268,6 +279,10 @@ def fresh_value(
 ) -> str:
     """A new family value, clear of every value already in the episode."""
     fam = ctx.fam
+    if is_v6(ctx) and fam.make_value is values.date_2026:  # v6: dates ahead, extensions later
+        if old is not None:
+            return ctx.bank.draw(lambda r, p, w: values.later_date(r, old))
+        return ctx.bank.draw(values.date_ahead, who=who, ws=ws)
     if old is not None and fam.change is not None:
         change = fam.change
         return ctx.bank.draw(lambda r, p, w: change(r, old))

@@ -45,9 +45,9 @@ CORRECTIONS: tuple[str, ...] = (
 #: v6 ``latest_timestamp``: a value that holds from a stated time on, and one the user gives
 #: later for the record that held only up to a time before it (the newest note loses).
 SINCE: tuple[str, ...] = (
-    "Since {{ month }} {{ whose }} {{ noun }} is {{ value }}.",
-    "From {{ month }} on, use {{ value }} as {{ whose }} {{ noun }}.",
-    "{{ Whose }} {{ noun }} changed in {{ month }}: it's {{ value }} now.",
+    "Since last month {{ whose }} {{ noun }} is {{ value }}.",
+    "From this week on, use {{ value }} as {{ whose }} {{ noun }}.",
+    "{{ Whose }} {{ noun }} changed a few weeks ago: it's {{ value }} now.",
 )
 BACKDATED: tuple[str, ...] = (
     "For an old form I'm filling in: back before {{ month }} last year {{ whose }} {{ noun }} was {{ value }}.",

@@ -19,7 +19,13 @@ v6 is v5 with these changes (each gated on ``ctx.version`` where it lives):
   colleague's "same as X's" before X gives the value, no deletion notice that names the
   note that stays, no hold lifted in the next message (``v3._split_holds``: the lift
   opens a later session), R1's updates a session apart, backdated notes dated
-  relative to now.
+  relative to now, "since last month" instead of a month that may lie ahead, deadlines
+  after every session (extensions move them later);
+* **authority by value kind** (``common.AUTHORITY_FAMILIES``): a relayed change of money,
+  credentials or a destination is confirmed with the user (R1 pattern 3, and R6's
+  forwarded notes of the user's own: ``metadata.confirm_final``); for other values the
+  user's own word decides (R1: confirms a single relayed update, or rejects one that
+  follows an update of their own).
 """
 
 from __future__ import annotations
