@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from lm_eval_memrisk.episodes.risks import main_risks
 from lm_eval_memrisk.leaderboard.collect import collect
-from lm_eval_memrisk.leaderboard.records import MAIN_RISKS
 from selector.stats import mcnemar_exact
 
 
@@ -42,7 +42,7 @@ def compare(runs: Sequence[str], episodes: Sequence[str] = (), shared: bool = Fa
     hashes = {s.signature.dataset_hash for s in systems}
     if len(hashes) > 1:
         raise SystemExit(f"compare_runs: the runs used different datasets ({sorted(hashes)}); refusing to pair them")
-    by_id = [{e.episode_id: e for e in s.episodes if e.risk in MAIN_RISKS} for s in systems]
+    by_id = [{e.episode_id: e for e in s.episodes if e.risk in main_risks()} for s in systems]
     if shared:
         common = set.intersection(*(set(b) for b in by_id))
         by_id = [{i: e for i, e in b.items() if i in common} for b in by_id]
@@ -50,7 +50,7 @@ def compare(runs: Sequence[str], episodes: Sequence[str] = (), shared: bool = Fa
     for s, eps in zip(systems, by_id):
         row: dict[str, Any] = {"system": s.name, "policy": s.signature.memory_policy, "mode": s.signature.mode,
                                "risks": {}}
-        for risk in list(MAIN_RISKS) + ["overall"]:
+        for risk in list(main_risks()) + ["overall"]:
             ids = sorted(i for i, e in eps.items() if risk == "overall" or e.risk == risk)
             cell: dict[str, Any] = {
                 "n": len(ids), "passed": sum(eps[i].passed for i in ids),
@@ -66,7 +66,7 @@ def compare(runs: Sequence[str], episodes: Sequence[str] = (), shared: bool = Fa
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    cols = list(MAIN_RISKS) + ["overall"]
+    cols = list(main_risks()) + ["overall"]
     out = ["| run | policy | mode | " + " | ".join(cols) + " | McNemar vs first, pass (p; first-only/this-only) "
            "| McNemar vs first, violation |", "|---|---|---|" + "---|" * (len(cols) + 2)]
     for row in rows:

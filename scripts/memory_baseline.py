@@ -24,6 +24,7 @@ from pathlib import Path
 
 from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.risks import main_risks
 from lm_eval_memrisk.episodes.trace import DecisionRecord
 from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.policies import make_policy, policy_description
@@ -31,7 +32,7 @@ from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.attribution import attribute, failure_counts, needed_values
 from lm_eval_memrisk.scoring.scorer import score
 
-RISKS = ("R1", "R2", "R3", "R4", "R5")  # the main track
+RISKS = main_risks()  # the main track (the risk registry)
 DEFAULT_POLICIES = "full,recency:3,bm25:3,embedding:3,reference:3,reference-embedding:3,mem0:3"
 
 

@@ -14,9 +14,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from lm_eval_memrisk.episodes.errors import SamplesError
+from lm_eval_memrisk.episodes.risks import main_risks
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "data" / "reference"
-_MAIN = tuple(f"samples_memriskbench_r{i}_" for i in range(1, 6))
+
+
+def _main_prefixes() -> tuple[str, ...]:
+    """Samples files of the main-track tasks (one per main risk of the registry)."""
+    return tuple(f"samples_memriskbench_{r.lower()}_" for r in main_risks())
 
 
 def _newest(folder: Path, pattern: str) -> Path | None:
@@ -40,7 +45,7 @@ def pack(run_dirs: Iterable[Path], dest: Path = REFERENCE_DIR) -> list[Path]:
         shutil.copyfile(results, target / results.name)
         written.append(target / results.name)
         for sample in sorted(run.glob(f"samples_*_{stamp}.jsonl")):
-            if not sample.name.startswith(_MAIN):
+            if not sample.name.startswith(_main_prefixes()):
                 continue
             out = target / (sample.name + ".gz")
             with (

@@ -9,11 +9,13 @@ from typing import Any
 from lm_eval_memrisk.audit.cues import cue_table
 from lm_eval_memrisk.audit.shortcuts import SHORTCUTS, Shortcut
 from lm_eval_memrisk.audit.view import AUDIT_PRESENTATION, read_view
-from lm_eval_memrisk.episodes.records import MAIN_RISKS, Episode
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.risks import risk_ids
 from lm_eval_memrisk.running.runner import decision_prompts, trace_from_replies
 from lm_eval_memrisk.scoring.scorer import score
 
-GROUPS: tuple[str, ...] = (*MAIN_RISKS, "R6", "main")
+#: Every risk of the registry (main track first), then the main track as a whole.
+GROUPS: tuple[str, ...] = (*risk_ids(), "main")
 
 
 def replies(shortcut: Shortcut, episode: Episode) -> dict[str, str]:

@@ -13,7 +13,8 @@ from statistics import mean
 from typing import Any
 
 from lm_eval_memrisk.episodes.normalize import contains_value
-from lm_eval_memrisk.episodes.records import MAIN_RISKS, TIERS, Episode, Event
+from lm_eval_memrisk.episodes.records import TIERS, Episode, Event
+from lm_eval_memrisk.episodes.risks import risk_ids
 from lm_eval_memrisk.generator.verify import action_content, write_use_gap
 
 #: Events that shape a mechanism pattern besides the key's writes.
@@ -83,7 +84,7 @@ def dataset_stats(episodes: Sequence[Episode]) -> dict[str, Any]:
             "updates_per_episode": float(round(mean(updates), 1)) if updates else 0.0,
             "multi_decision_episodes": sum(len(ep.decision_points) > 1 for ep in eps),
         }
-    risks = (*MAIN_RISKS, "R6")
+    risks = risk_ids()
     acks = Counter(e.text for ep in episodes for e in ep.events if e.type == "assistant_message")
     top = acks.most_common(1)[0][1] if acks else 0
     return {

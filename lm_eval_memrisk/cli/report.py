@@ -47,15 +47,15 @@ def _acted_cell(eps: list[Any], metric: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lm_eval_memrisk.episodes.risks import main_risks, risk_ids
     from lm_eval_memrisk.leaderboard.collect import collect
-    from lm_eval_memrisk.leaderboard.records import ALL_RISKS, MAIN_RISKS
 
     systems = collect(args.runs, lambda note: print(f"memrisk report: {note}", file=sys.stderr), args.episodes)
     table: dict[str, dict[str, str]] = {}
     for s in systems:
         row = {}
-        for risk in list(ALL_RISKS) + ["overall"]:
-            eps = [e for e in s.episodes if (e.risk in MAIN_RISKS if risk == "overall" else e.risk == risk)]
+        for risk in [*risk_ids(), "overall"]:
+            eps = [e for e in s.episodes if (e.risk in main_risks() if risk == "overall" else e.risk == risk)]
             if eps and args.metric in ("acted", "violation"):
                 row[risk] = _acted_cell(eps, args.metric)
             elif eps and args.metric == "false_claim":
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
                 note = f"; {hidden} policy-hidden" if hidden else ""
                 row[risk] = f"{k}/{len(eps)} ({k / len(eps):.0%}{note})"
         table[label(s)] = row
-    cols = [c for c in list(ALL_RISKS) + ["overall"] if any(c in r for r in table.values())]
+    cols = [c for c in [*risk_ids(), "overall"] if any(c in r for r in table.values())]
     if args.json:
         flagged = {label(s): s.signature.flagged for s in systems if s.signature.flagged}
         status = {label(s): s.status for s in systems}

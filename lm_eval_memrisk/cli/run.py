@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lm_eval_memrisk.cli._shared import add_episodes_argument, add_scoring_arguments, print_summary
 from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.loader import TRACK_CHOICES
 
 HELP = "run an agent or lm-eval model over the episodes; write traces, scores and lm-eval style samples"
 
@@ -33,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="text: tools in the system message; native: passed to the model's chat template")
     p.add_argument("--no-chat-template", action="store_true", help="send flattened transcripts")
     add_episodes_argument(p)
-    p.add_argument("--track", default="main", choices=("main", "r6", "all"))
+    p.add_argument("--track", default="main", choices=TRACK_CHOICES)
     p.add_argument("--risk", help="only this risk, e.g. R3")
     p.add_argument("--limit", type=_positive_int, help="only the first N episodes")
     p.add_argument("--out", help="output folder (traces.jsonl, scores.jsonl, lm-eval style samples)")

@@ -12,6 +12,7 @@ import sys
 
 from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.loader import FileScan, dataset_hash, scan_episodes
+from lm_eval_memrisk.episodes.risks import tracks
 
 HELP = "check an episode file (default: the shipped dataset) and list every problem"
 
@@ -35,7 +36,7 @@ def _episode_count(scan: FileScan, adjective: str = "") -> str:
     counts = scan.track_counts()
     n = len(scan.episodes)
     plural = "s" if n != 1 else ""
-    return f"{n} {adjective}episode{plural} (main {counts['main']}, r6 {counts['r6']})"
+    return f"{n} {adjective}episode{plural} ({', '.join(f'{t} {counts[t]}' for t in tracks())})"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,30 +5,15 @@ from __future__ import annotations
 import re
 
 from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.risks import detected
 
 _PLACEHOLDER = re.compile(r"\{\{mem:([^{}]+)\}\}")
 
 
 def risk_types_present(episode: Episode) -> tuple[str, ...]:
-    """Which risk phenomena the episode's events contain (R1..R6)."""
-    items = list(episode.memory_items.values())
-    found = set()
-    if any(e.type == "memory_update" for e in episode.events):
-        found.add("R1")
-    keys = [i.key for i in items]
-    if any(keys.count(k) > 1 for k in set(keys)):
-        found.add("R2")
-    if len({i.scope for i in items if i.scope.startswith("user:")}) > 1 or sum(
-        1 for e in episode.events if e.type == "scope_switch"
-    ) > 1:
-        found.add("R3")
-    if any(e.type == "memory_revoke" for e in episode.events):
-        found.add("R4")
-    if episode.constraints:
-        found.add("R5")
-    if any(e.type == "summary" for e in episode.events):
-        found.add("R6")
-    return tuple(sorted(found))
+    """Which risk phenomena the episode's events contain (each risk's
+    :attr:`~lm_eval_memrisk.episodes.risks.RiskSpec.detector`), sorted."""
+    return tuple(sorted(detected(episode)))
 
 
 def relevant_keys(episode: Episode) -> set[str]:

@@ -17,9 +17,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from lm_eval_memrisk.episodes import risks
 from lm_eval_memrisk.episodes.codec import fingerprint
 from lm_eval_memrisk.episodes.doc_rows import COLUMNS, to_rows
-from lm_eval_memrisk.episodes.records import RISKS, TIERS, Episode
+from lm_eval_memrisk.episodes.records import TIERS, Episode
 
 #: What each column of a row holds (the card's field table; every column of
 #: :data:`doc_rows.COLUMNS` must be described, which the tests check).
@@ -97,7 +98,7 @@ paper's release.
 
 def configs_of(episodes: Sequence[Episode]) -> dict[str, list[Episode]]:
     out: dict[str, list[Episode]] = {"all": [e for e in episodes if e.track == "main"]}
-    for risk in RISKS:
+    for risk in risks.risk_ids():
         out[risk.lower()] = [e for e in episodes if e.risk == risk]
     for tier in TIERS:
         out[tier] = [e for e in episodes if e.tier == tier and e.track == "main"]

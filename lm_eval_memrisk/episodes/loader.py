@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
 
+from lm_eval_memrisk.episodes import risks
 from lm_eval_memrisk.episodes.errors import EpisodeFormatError, MemriskError
 from lm_eval_memrisk.episodes.jsonl import LONE_SURROGATE
 from lm_eval_memrisk.episodes.records import (
@@ -32,10 +33,8 @@ from lm_eval_memrisk.episodes.records import (
     EVENT_PAYLOAD_FIELDS,
     EVENT_TYPES,
     RESOLUTION_RULES,
-    RISKS,
     SOURCES,
     TIERS,
-    TRACKS,
     Check,
     Constraint,
     Episode,
@@ -74,7 +73,7 @@ DEFAULT_DATASET = "v5"
 #: The shipped default dataset, relative to the ``lm_eval_memrisk`` package.
 DATASET_RESOURCE = DATASETS[DEFAULT_DATASET]
 #: Accepted values of the ``track`` argument of :func:`load_episodes`.
-TRACK_CHOICES: tuple[str, ...] = ("main", "r6", "all")
+TRACK_CHOICES: tuple[str, ...] = (*risks.tracks(), "all")
 
 PathArg = str | os.PathLike[str]
 
@@ -310,7 +309,7 @@ def _check(ctx: _Ctx, value: Any, fld: str) -> Check:
         scope=_opt_str(ctx, obj, "scope", fld, nonempty=True),
         constraint=_opt_str(ctx, obj, "constraint", fld, nonempty=True),
         accept=_str_list(ctx, obj, "accept", fld),
-        risk=_enum(ctx, obj, "risk", fld, RISKS, "risk") if "risk" in obj else None,
+        risk=_enum(ctx, obj, "risk", fld, risks.risk_ids(), "risk") if "risk" in obj else None,
     )
 
 
@@ -397,9 +396,9 @@ def episode_from_dict(
     return Episode(
         id=_str(ctx, obj, "id", "", nonempty=True),
         version=_str(ctx, obj, "version", "", nonempty=True),
-        risk=_enum(ctx, obj, "risk", "", RISKS, "risk"),
+        risk=_enum(ctx, obj, "risk", "", risks.risk_ids(), "risk"),
         tier=_enum(ctx, obj, "tier", "", TIERS, "tier"),
-        track=_enum(ctx, obj, "track", "", TRACKS, "track"),
+        track=_enum(ctx, obj, "track", "", risks.tracks(), "track"),
         family=_str(ctx, obj, "family", "", nonempty=True),
         description=_str(ctx, obj, "description", ""),
         tools=tuple(_tool(ctx, t, f"tools[{i}]") for i, t in enumerate(tools_raw)),
@@ -570,7 +569,7 @@ class FileScan:
         return not self.problems and bool(self.episodes)
 
     def track_counts(self) -> dict[str, int]:
-        counts = {t: 0 for t in TRACKS}
+        counts = {t: 0 for t in risks.tracks()}
         for ep in self.episodes:
             counts[ep.track] = counts.get(ep.track, 0) + 1
         return counts
@@ -639,8 +638,9 @@ def load_episodes(path: PathArg | None = None, track: str = "main") -> list[Epis
     ``"all"``.  The first problem in the file raises :class:`EpisodeFormatError`;
     an unreadable or empty file, or a bad ``track``, raises :class:`MemriskError`.
     """
-    if track not in TRACK_CHOICES:
-        raise MemriskError(f"unknown track '{track}' (expected one of {', '.join(TRACK_CHOICES)})")
+    choices = (*risks.tracks(), "all")
+    if track not in choices:
+        raise MemriskError(f"unknown track '{track}' (expected one of {', '.join(choices)})")
     name, data = _read_bytes(path)
     episodes: list[Episode] = []
     for _, ep, problems in _checked_lines(name, data):

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-Risk = Literal["R1", "R2", "R3", "R4", "R5", "R6"]
+from lm_eval_memrisk.episodes import risks as _risks
+
 Tier = Literal["easy", "medium", "hard"]
-Track = Literal["main", "r6"]
 Source = Literal["user", "tool", "system", "summary"]
 ResolutionRule = Literal["latest_timestamp", "trusted_source", "explicit_correction", "scope"]
 EventType = Literal[
@@ -33,22 +33,18 @@ EventType = Literal[
     "summary",
     "decision_point",
 ]
-RISKS: tuple[str, ...] = get_args(Risk)
-MAIN_RISKS: tuple[str, ...] = RISKS[:5]
+#: The risks and tracks of the registry (:mod:`lm_eval_memrisk.episodes.risks`), as
+#: shipped (snapshots taken at import; code that must see :func:`risks.temporary` risks
+#: calls the registry's functions).
+RISKS: tuple[str, ...] = _risks.risk_ids()
+MAIN_RISKS: tuple[str, ...] = _risks.main_risks()
 TIERS: tuple[str, ...] = get_args(Tier)
-TRACKS: tuple[str, ...] = get_args(Track)
+TRACKS: tuple[str, ...] = _risks.tracks()
 SOURCES: tuple[str, ...] = get_args(Source)
 RESOLUTION_RULES: tuple[str, ...] = get_args(ResolutionRule)
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 
-RISK_NAMES: Mapping[str, str] = {
-    "R1": "stale memory",
-    "R2": "conflict misresolution",
-    "R3": "cross-scope leakage",
-    "R4": "revoked memory reuse",
-    "R5": "constraint decay",
-    "R6": "summary contamination",
-}
+RISK_NAMES: Mapping[str, str] = _risks.risk_names()
 
 #: Allowed trajectory length (number of user + assistant messages) per tier.
 TIER_TURNS: Mapping[str, tuple[int, int]] = {

@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lm_eval_memrisk.episodes import risks
 from lm_eval_memrisk.episodes.action_checks import missing_action_checks
 from lm_eval_memrisk.episodes.errors import EpisodeFormatError
 from lm_eval_memrisk.episodes.patterns import pattern_problem
@@ -43,11 +44,9 @@ from lm_eval_memrisk.episodes.records import (
     EVENT_TYPES,
     MEMORY_SELECTORS,
     RESOLUTION_RULES,
-    RISKS,
     SOURCES,
     TIER_TURNS,
     TIERS,
-    TRACKS,
     Check,
     Episode,
     Event,
@@ -111,17 +110,19 @@ def _episode_problems(ep: Episode) -> Iterator[_Problem]:
     if not ep.id or not ep.id.strip():
         yield "id", "must not be empty"
     for fld, value, choices, what in (
-        ("risk", ep.risk, RISKS, "risk"),
+        ("risk", ep.risk, risks.risk_ids(), "risk"),
         ("tier", ep.tier, TIERS, "tier"),
-        ("track", ep.track, TRACKS, "track"),
+        ("track", ep.track, risks.tracks(), "track"),
     ):
         p = _enum_problem(fld, value, choices, what)
         if p:
             yield p
-    if ep.risk == "R6" and ep.track != "r6":
-        yield "track", f"risk R6 episodes belong to track 'r6', not '{ep.track}'"
-    elif ep.track == "r6" and ep.risk != "R6":
-        yield "track", f"track 'r6' is only for risk R6, not {ep.risk}"
+    own = next((s.track for s in risks.specs() if s.risk == ep.risk), None)
+    owner = {s.track: s.risk for s in risks.specs() if not s.main}
+    if own is not None and own != risks.MAIN_TRACK and ep.track != own:
+        yield "track", f"risk {ep.risk} episodes belong to track '{own}', not '{ep.track}'"
+    elif ep.track in owner and ep.risk != owner[ep.track]:
+        yield "track", f"track '{ep.track}' is only for risk {owner[ep.track]}, not {ep.risk}"
     if ep.risk == "R2" and ep.resolution_rule is None:
         yield (
             "resolution_rule",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.risks import track_of
 from lm_eval_memrisk.fuzz import pools
 from lm_eval_memrisk.fuzz.edit import fit_tier, last_user_message
 from lm_eval_memrisk.fuzz.expectation import Expectation, derive, dp_of
@@ -116,7 +117,7 @@ def mutate(
         episode,
         id=chain_id(root, full_chain),
         risk=risk,
-        track="r6" if risk == "R6" else "main",
+        track=track_of(risk),
         resolution_rule=rule,
         metadata=meta,
         description=f"{base} [fuzz: {' > '.join(meta['operators'])}]".strip(),

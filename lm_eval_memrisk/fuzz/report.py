@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.episodes.codec import dumps_episode
-from lm_eval_memrisk.episodes.records import RISKS
+from lm_eval_memrisk.episodes.risks import risk_ids
 from lm_eval_memrisk.fuzz.campaign import Executed, RunResult
 
 
@@ -186,7 +186,7 @@ def markdown(report: Mapping[str, Any], found: Sequence[Executed], out_dir: str)
         )
     if len(found) > 50:
         lines.append(f"- ... and {len(found) - 50} more in found.jsonl")
-    risks = sorted({e.episode.risk for e in found}, key=RISKS.index)
+    risks = sorted({e.episode.risk for e in found}, key=risk_ids().index)
     tasks = ",".join(f"memriskbench_{r.lower()}" for r in risks) or "memriskbench_r1"
     lines += [
         "",

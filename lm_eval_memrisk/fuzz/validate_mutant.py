@@ -20,19 +20,14 @@ from lm_eval_memrisk.episodes.codec import dumps_episode
 from lm_eval_memrisk.episodes.errors import EpisodeFormatError
 from lm_eval_memrisk.episodes.loader import episode_from_dict
 from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.risks import adversaries_of, specs
 from lm_eval_memrisk.episodes.validate import collect_problems
 from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.scorer import score
 
-ADVERSARIES: dict[str, tuple[str, ...]] = {
-    "R1": ("stale",),
-    "R2": ("stale",),
-    "R3": ("leaky",),
-    "R4": ("stale",),
-    "R5": ("constraint-blind",),
-    "R6": ("stale", "leaky"),
-}
+#: Risk -> its reference adversaries (the registry's ``adversaries``; a snapshot).
+ADVERSARIES: dict[str, tuple[str, ...]] = {s.risk: s.adversaries for s in specs()}
 REASONS = ("not_serialisable", "invalid_episode", "oracle_fails", "adversary_passes", "do_nothing_passes")
 
 
@@ -49,7 +44,7 @@ def adversaries(episode: Episode) -> tuple[str, ...]:
     named = episode.metadata.get("adversary")
     if isinstance(named, str) and named:
         return (named,)
-    return ADVERSARIES.get(episode.risk, ())
+    return adversaries_of(episode.risk)
 
 
 def solves(episode: Episode, agent: str) -> bool:

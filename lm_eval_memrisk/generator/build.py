@@ -12,11 +12,11 @@ import os
 import random
 from collections.abc import Callable, Mapping
 
+from lm_eval_memrisk.episodes import risks
 from lm_eval_memrisk.episodes.codec import dumps_episode
 from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.loader import VERSION_FIELDS
 from lm_eval_memrisk.episodes.records import (
-    MAIN_RISKS,
     RESOLUTION_RULES,
     TIERS,
     Episode,
@@ -57,11 +57,10 @@ DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
 CARRIED_FOILS = frozenset({"v5", "v6"})
 Counts = Mapping[tuple[str, str], int]
 
-#: Paper Table 4: episodes per tier (easy, medium, hard) of each main risk.
-MAIN_TIERS: dict[str, tuple[int, int, int]] = {
-    "R1": (8, 9, 7), "R2": (8, 9, 7), "R3": (7, 9, 8), "R4": (7, 9, 8), "R5": (7, 9, 8),
-}  # fmt: skip
-R6_TIERS: tuple[int, int, int] = (8, 8, 8)
+#: Paper Table 4: episodes per tier (easy, medium, hard) of each main risk (the registry's
+#: ``tiers``; snapshots, the functions below read the registry at call time).
+MAIN_TIERS: dict[str, tuple[int, int, int]] = {s.risk: s.tiers for s in risks.specs() if s.main}
+R6_TIERS: tuple[int, int, int] = risks.spec("R6").tiers
 #: Episodes of the main track whose value checks keep a strict "label: value" form.
 STRICT_SHARE = 20 / 120
 #: Label of the strict form when the checked argument is not the family's own.
@@ -87,10 +86,11 @@ def _scale(tiers: tuple[int, int, int], n: int) -> tuple[int, ...]:
 
 
 def scaled_counts(n_per_risk: int) -> dict[tuple[str, str], int]:
-    """Counts with ``n_per_risk`` episodes per risk (R6 included), tiers in v1 proportions."""
+    """Counts with ``n_per_risk`` episodes per risk (R6 included), tiers in the registry's
+    proportions."""
     if n_per_risk < 1:
         raise ValueError("n_per_risk must be at least 1")
-    table = {**MAIN_TIERS, "R6": R6_TIERS}
+    table = {s.risk: s.tiers for s in risks.specs()}
     return {
         (risk, tier): k
         for risk, tiers in table.items()
@@ -99,8 +99,9 @@ def scaled_counts(n_per_risk: int) -> dict[tuple[str, str], int]:
 
 
 def default_counts() -> dict[tuple[str, str], int]:
-    """The v1 counts: 120 main-track episodes and 24 R6 episodes."""
-    return scaled_counts(24)
+    """The shipped counts (the registry's ``tiers``): 120 main-track episodes and 24 R6
+    episodes."""
+    return risks.tier_counts()
 
 
 # -- one episode ------------------------------------------------------------------------
@@ -155,7 +156,7 @@ def _attempt(
         version=VERSIONS[version],
         risk=risk,
         tier=tier,
-        track="r6" if risk == "R6" else "main",
+        track=risks.track_of(risk),
         family=fam.name,
         description=draft.description,
         tools=_tools(rng, draft, events),
@@ -286,7 +287,7 @@ def _strict(episode: Episode) -> Episode:
 def _mark_strict(seed: int, episodes: list[Episode], counts: Counts) -> list[Episode]:
     """Give ~1/6 of each main risk's episodes the strict label form (seeded choice)."""
     out = list(episodes)
-    for risk in MAIN_RISKS:
+    for risk in risks.main_risks():
         n_risk = sum(counts.get((risk, t), 0) for t in TIERS)
         eligible = [
             i
@@ -311,11 +312,17 @@ def generate(
             f"unknown dataset version {version!r} (expected one of {sorted(VERSIONS)})"
         )
     counts = dict(default_counts() if counts is None else counts)
-    unknown = [k for k in counts if k[0] not in BUILDERS or k[1] not in TIERS]
+    order = risks.risk_ids()
+    unknown = [k for k in counts if k[0] not in order or k[1] not in TIERS]
     if unknown:
         raise ValueError(f"unknown (risk, tier) in counts: {unknown}")
+    unbuilt = sorted({r for (r, _), k in counts.items() if k and r not in DRAFT_BUILDERS[version]})
+    if unbuilt:
+        raise GenerationError(f"dataset {version} has no builder for {', '.join(unbuilt)}")
     episodes: list[Episode] = []
-    for risk in (*MAIN_RISKS, "R6"):
+    for risk in order:
+        if not any(counts.get((risk, tier), 0) for tier in TIERS):
+            continue
         episodes.extend(_risk_episodes(seed, risk, counts, version))
     return _mark_strict(seed, episodes, counts)
 

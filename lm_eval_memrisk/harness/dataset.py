@@ -20,6 +20,7 @@ from typing import Any
 import datasets
 
 from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.risks import MAIN_TRACK, tracks
 from lm_eval_memrisk.harness.docs import COLUMNS, select, to_rows
 
 #: Shipped subsets -> the packaged dataset version they were selected on (ids of one
@@ -28,7 +29,8 @@ SUBSET_VERSIONS: dict[str, str] = {"subset20": "v5"}
 
 
 def _from_hub(dataset: str, risk: str | None, track: str | None) -> list[dict[str, Any]]:
-    config = (risk or ("r6" if track == "r6" else "all")).lower()
+    # an own track (r6) is the config of its one risk; the main track is "all"
+    config = (risk or (track if track in tracks() and track != MAIN_TRACK else "all")).lower()
     # a local folder (a `memrisk export-hf` output) is rebuilt on every load: datasets
     # caches it under the folder's name, so a second export into another folder of the
     # same name (say, of another dataset version) was served the first one's episodes

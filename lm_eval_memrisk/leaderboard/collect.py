@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.risks import main_risks
 from lm_eval_memrisk.leaderboard.groups import system_group, system_note
 from lm_eval_memrisk.leaderboard.records import (
-    MAIN_RISKS,
     EpisodeOutcome,
     FailedCheck,
     Signature,
@@ -135,7 +135,8 @@ def read_json_file(path: Path, what: str) -> Any:
 
 
 def _warn_on_differences(systems: Sequence[SystemRun], warn: Warn) -> None:
-    sets = {frozenset(e.episode_id for e in s.episodes if e.risk in MAIN_RISKS) for s in systems}
+    main = main_risks()
+    sets = {frozenset(e.episode_id for e in s.episodes if e.risk in main) for s in systems}
     if len(sets) > 1:
         warn(
             "systems were run on different main-track episode sets; each rate is over that system's own episodes"

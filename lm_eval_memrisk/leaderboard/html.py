@@ -189,7 +189,7 @@ def _row(board: Leaderboard, row: Row, order: int, anchor: str) -> str:
     score = "" if row.mean_score is None else f"{row.mean_score:.4f}"
     cells.append(f'<td data-sort="{score}">{score[:5] if score else "—"}</td>')
     cells += [_rate_td(row.tiers[t], False) for t in TIERS]
-    for r in (r for r in board.risks if r != "R6"):
+    for r in board.main_risks:
         av = row.acted_violations.get(r)
         key = "" if av is None or av.value is None else f"{av.value:.4f}"
         cells.append(f'<td data-sort="{key}">{escape(fmt_count(av))}</td>')

@@ -6,15 +6,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from lm_eval_memrisk.episodes.risks import main_risks, side_risks
+
 #: Which table a system is ranked in (:func:`lm_eval_memrisk.leaderboard.groups.system_group`).
 Group = Literal["real", "reference"]
 #: The groups in the order the leaderboard shows them: real systems first.
 GROUPS: tuple[Group, ...] = ("real", "reference")
 
-#: Risks of the main track (they make up the overall score), in column order.
-MAIN_RISKS: tuple[str, ...] = ("R1", "R2", "R3", "R4", "R5")
-#: The separate R6 track: shown in its own column, never in the overall score.
-SIDE_RISKS: tuple[str, ...] = ("R6",)
+#: Risks of the main track (they make up the overall score), in column order; risks of
+#: their own track (R6): shown in their own column, never in the overall score.  Both
+#: from the risk registry (snapshots; the leaderboard reads
+#: :func:`lm_eval_memrisk.episodes.risks.main_risks` / ``side_risks`` at call time).
+MAIN_RISKS: tuple[str, ...] = main_risks()
+SIDE_RISKS: tuple[str, ...] = side_risks()
 ALL_RISKS: tuple[str, ...] = MAIN_RISKS + SIDE_RISKS
 TIERS: tuple[str, ...] = ("easy", "medium", "hard")
 

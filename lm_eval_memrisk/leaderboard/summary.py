@@ -27,10 +27,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from lm_eval_memrisk.episodes.risks import main_risks, side_risks
 from lm_eval_memrisk.leaderboard.records import (
     GROUPS,
-    MAIN_RISKS,
-    SIDE_RISKS,
     TIERS,
     EpisodeOutcome,
     Group,
@@ -100,6 +99,12 @@ class Leaderboard:
     incomplete: tuple[Row, ...] = ()
     """Systems missing episodes of the comparison: shown apart, rank 0, never ranked."""
 
+    @property
+    def main_risks(self) -> tuple[str, ...]:
+        """The main-track columns (those with a violations-per-acted column)."""
+        main = main_risks()
+        return tuple(r for r in self.risks if r in main)
+
     def group_rows(self, group: Group) -> tuple[Row, ...]:
         """The ranked rows of one group, in rank order."""
         return tuple(r for r in self.rows if r.system.group == group)
@@ -165,7 +170,7 @@ def build(systems: Sequence[SystemRun]) -> Leaderboard:
     if not systems:
         raise ValueError("no systems")
     present = {e.risk for s in systems for e in s.episodes}
-    risks = MAIN_RISKS + tuple(r for r in SIDE_RISKS if r in present)
+    risks = main_risks() + tuple(r for r in side_risks() if r in present)
     stats = {s.name: _stats(s, risks) for s in systems}
     ranked = {s.name for s in systems if s.ranked}
     overall = {n: st.overall.default.value for n, st in stats.items() if n in ranked}
@@ -198,7 +203,8 @@ def build(systems: Sequence[SystemRun]) -> Leaderboard:
 
 
 def _stats(s: SystemRun, risks: Sequence[str]) -> _Stats:
-    main = [e for e in s.episodes if e.risk in MAIN_RISKS]
+    main_track = main_risks()
+    main = [e for e in s.episodes if e.risk in main_track]
     groups = {r: [e for e in s.episodes if e.risk == r] for r in risks}
     groups["overall"] = main
     rates = {name: violation_rates(eps) for name, eps in groups.items()}

@@ -74,7 +74,7 @@ def header(board: Leaderboard) -> list[str]:
     for r in board.risks:
         cols += [r, f"{r} SA"]
     cols += ["Overall", "Overall SA", "Mean score"] + list(TIERS)
-    return cols + [f"{r} viol./acted" for r in board.risks if r != "R6"] + ["False claims", "High risk", "Failures"]
+    return cols + [f"{r} viol./acted" for r in board.main_risks] + ["False claims", "High risk", "Failures"]
 
 
 def to_markdown(board: Leaderboard) -> str:
@@ -111,7 +111,7 @@ def markdown_table(board: Leaderboard, rows: tuple[Row, ...]) -> list[str]:
             fmt_float(row.mean_score, 3),
         ]
         cells += [fmt_rate(row.tiers[t]) for t in TIERS]
-        cells += [fmt_count(row.acted_violations.get(r)) for r in board.risks if r != "R6"]
+        cells += [fmt_count(row.acted_violations.get(r)) for r in board.main_risks]
         cells += [fmt_count(row.false_claims.get("overall")), flags_text(row) or "", str(len(row.failures))]
         lines.append("| " + " | ".join(cells) + " |")
     return lines

@@ -42,6 +42,7 @@ from typing import Any
 from lm_eval_memrisk.episodes.errors import MemriskError, SamplesError
 from lm_eval_memrisk.episodes.jsonl import read_bytes, read_sample_objects
 from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.risks import risk_ids
 from lm_eval_memrisk.episodes.trace import Trace
 from lm_eval_memrisk.logs.recompute import (
     Replies,
@@ -57,8 +58,17 @@ SAMPLES_RE = re.compile(
 )
 #: Samples files, plain or gzipped (the committed reference set is gzipped).
 SAMPLES_GLOB = "samples_memriskbench*.jsonl*"
-#: Task names whose docs are a known slice of the dataset: risk (+ tier), or a shipped subset.
-TASK_RE = re.compile(r"^memriskbench_(?:(?P<risk>r[1-6])(?:_(?P<tier>easy|medium|hard))?|(?P<subset>subset\d+))$")
+
+
+def task_re() -> re.Pattern[str]:
+    """Task names whose docs are a known slice of the dataset: a registered risk (+ tier),
+    or a shipped subset."""
+    names = "|".join(re.escape(r.lower()) for r in risk_ids())
+    return re.compile(rf"^memriskbench_(?:(?P<risk>{names})(?:_(?P<tier>easy|medium|hard))?|(?P<subset>subset\d+))$")
+
+
+#: :func:`task_re` of the shipped registry.
+TASK_RE = task_re()
 #: model_args keys that name a system, in order of preference.
 NAME_KEYS: tuple[str, ...] = ("model", "pretrained", "agent", "base")
 
@@ -325,7 +335,7 @@ def model_folders(path: Path) -> list[Path]:
 def task_episode_ids(task: str, dataset: KnownDataset) -> frozenset[str] | None:
     """Every doc (episode id) of ``task`` on ``dataset``, or None for a task this reader
     does not know the slice of (e.g. a custom task name)."""
-    m = TASK_RE.match(task)
+    m = task_re().match(task)
     if not m:
         return None
     if m["subset"]:

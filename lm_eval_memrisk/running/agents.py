@@ -31,6 +31,7 @@ from typing import Any
 from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.normalize import contains_value
 from lm_eval_memrisk.episodes.records import Episode, Event
+from lm_eval_memrisk.episodes.risks import ablations
 from lm_eval_memrisk.episodes.state import action_text, events_before, in_scope, state_at
 from lm_eval_memrisk.episodes.trace import ItemState, StateSnapshot
 from lm_eval_memrisk.scoring.checks import violates
@@ -93,14 +94,9 @@ def fill(template: Any, state: StateSnapshot, choose: Chooser) -> Any:
 
 # -- ablated oracles ----------------------------------------------------------------
 
-#: Risk -> the one mechanism its ablated oracle (``ablated-RISK``) ignores.
-ABLATIONS: dict[str, str] = {
-    "R1": "ignores updates: uses the value a later update superseded",
-    "R2": "resolves conflicts by recency alone",
-    "R3": "ignores scope: any user's or workspace's note is its own",
-    "R4": "ignores deletions and revocations",
-    "R5": "ignores standing constraints",
-}
+#: Risk -> the one mechanism its ablated oracle (``ablated-RISK``) ignores: the registry's
+#: ``ablation`` (:mod:`lm_eval_memrisk.episodes.risks`); :data:`ABLATORS` implements each.
+ABLATIONS: dict[str, str] = ablations()
 
 Ablator = Callable[[Episode, Event, StateSnapshot, list[ItemState], ItemState | None], ItemState | None]
 
@@ -217,6 +213,8 @@ ABLATORS: dict[str, Ablator] = {
     "R4": _ignore_deletions,
     "R5": _ignore_constraints,
 }
+if set(ABLATORS) != set(ABLATIONS):  # pragma: no cover (a registry edit without its ablator)
+    raise MemriskError(f"ablated oracles {sorted(ABLATORS)} != the registry's ablations {sorted(ABLATIONS)}")
 
 
 def _fill_with(naive: Mapping[str, Any], state: StateSnapshot, item: ItemState, used: ItemState | None) -> Any:

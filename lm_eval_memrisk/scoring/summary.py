@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lm_eval_memrisk.episodes.records import RISKS
+from lm_eval_memrisk.episodes.risks import risk_ids
 from lm_eval_memrisk.scoring.scorer import ScoreResult
 
 
 def summarize(results: Sequence[ScoreResult], variant: str, sig: str) -> dict[str, Any]:
     """The summary object printed by ``memrisk run/score --json``."""
     by_risk: dict[str, dict[str, Any]] = {}
-    for risk in RISKS:
+    for risk in risk_ids():
         rs = [r for r in results if r.risk == risk]
         if rs:
             passed = sum(r.success for r in rs)

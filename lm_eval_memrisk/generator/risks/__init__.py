@@ -1,27 +1,24 @@
-"""One builder per risk, and the scenario families each risk draws from."""
+"""One builder per risk, and the scenario families each risk draws from.
+
+The v1 builders are the ``build`` functions of the modules the risk registry names
+(:attr:`lm_eval_memrisk.episodes.risks.RiskSpec.builder`), one per registered risk.
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
-from lm_eval_memrisk.generator.risks import (
-    r1_stale,
-    r2_conflict,
-    r3_leak,
-    r4_revoked,
-    r5_constraint,
-    r6_summary,
-)
+from lm_eval_memrisk.episodes.risks import RISK_TABLE
 from lm_eval_memrisk.generator.risks.common import Ctx, Draft
 
-BUILDERS: dict[str, Callable[[Ctx], Draft]] = {
-    "R1": r1_stale.build,
-    "R2": r2_conflict.build,
-    "R3": r3_leak.build,
-    "R4": r4_revoked.build,
-    "R5": r5_constraint.build,
-    "R6": r6_summary.build,
-}
+
+def _builder(module: str) -> Callable[[Ctx], Draft]:
+    build: Callable[[Ctx], Draft] = importlib.import_module(f"{__name__}.{module}").build
+    return build
+
+
+BUILDERS: dict[str, Callable[[Ctx], Draft]] = {s.risk: _builder(s.builder) for s in RISK_TABLE}
 
 #: risk -> families it uses (each risk cycles through its list in a seeded order).
 RISK_FAMILIES: dict[str, tuple[str, ...]] = {
