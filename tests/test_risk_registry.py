@@ -252,5 +252,24 @@ def test_the_generator_iterates_the_registry(with_r7: None) -> None:
     from lm_eval_memrisk.generator.build import GenerationError, default_counts, generate
 
     assert default_counts()[("R7", "easy")] == 1
-    with pytest.raises(GenerationError, match="dataset v5 has no builder for R7"):
+    # its builder module (here R1's) must say which families it draws from
+    with pytest.raises(GenerationError, match="dataset v5 has no builder for R7: .*FAMILIES"):
         generate(counts={("R7", "easy"): 1}, version="v5")
+
+
+def test_a_registered_risk_is_generated_in_every_version_from_its_builder_module(
+    with_r7: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Adding a risk: its RiskSpec and its builder module (with FAMILIES); the dataset
+    versions' own tables need no entry."""
+    from lm_eval_memrisk.episodes.validate import validate_episode
+    from lm_eval_memrisk.generator.build import generate
+    from lm_eval_memrisk.generator.risks import r1_stale
+
+    monkeypatch.setattr(r1_stale, "FAMILIES", ("shipping_address", "phone_number"), raising=False)
+    for version in ("v1", "v5", "v6"):
+        episodes = generate(counts={("R7", "easy"): 1, ("R7", "medium"): 1}, version=version)
+        assert [(e.risk, e.tier) for e in episodes] == [("R7", "easy"), ("R7", "medium")], version
+        assert {e.family for e in episodes} <= {"shipping_address", "phone_number"}
+        for ep in episodes:
+            validate_episode(ep)

@@ -32,7 +32,14 @@ from lm_eval_memrisk.generator.fillers import add_fillers
 from lm_eval_memrisk.generator.finish import finish
 from lm_eval_memrisk.generator.people import Cast
 from lm_eval_memrisk.generator.plan import compile_plan
-from lm_eval_memrisk.generator.risks import BUILDERS, R2_SCOPE_FAMILIES, RISK_FAMILIES, Ctx, Draft
+from lm_eval_memrisk.generator.risks import (
+    BUILDERS,
+    R2_SCOPE_FAMILIES,
+    Ctx,
+    Draft,
+    builder_module,
+    families_of,
+)
 from lm_eval_memrisk.generator.risks.common import task_for
 from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import BUILDERS as V3_BUILDERS
@@ -145,7 +152,7 @@ def _attempt(
         rule=rule,
         version=version,
     )
-    draft = DRAFT_BUILDERS[version][risk](ctx)
+    draft = draft_builder(version, risk)(ctx)
     draft.sessions = [s for s in draft.sessions if s.blocks]
     add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, version != "v1")
     events = compile_plan(draft.sessions, rng)
@@ -237,9 +244,20 @@ class _Cycle:
         return self._queue.pop(0)
 
 
+def draft_builder(version: str, risk: str) -> Callable[[Ctx], Draft]:
+    """The draft builder of ``risk`` in dataset ``version``: the version's table, or for a
+    risk only the registry knows, its v1 builder module's ``build`` (a new risk is built
+    the same way in every version until a version changes it)."""
+    table = DRAFT_BUILDERS[version]
+    if risk in table:
+        return table[risk]
+    build: Callable[[Ctx], Draft] = builder_module(risk).build
+    return build
+
+
 def _risk_episodes(seed: int, risk: str, counts: Counts, version: str) -> list[Episode]:
     """All episodes of one risk: families cycle, R2 rules cycle per tier."""
-    families = _Cycle(seed, RISK_FAMILIES[risk], risk, "families")
+    families = _Cycle(seed, families_of(risk), risk, "families")
     scoped = _Cycle(seed, R2_SCOPE_FAMILIES, risk, "scope-families")
     out: list[Episode] = []
     taken: set[str] = set()
@@ -316,9 +334,12 @@ def generate(
     unknown = [k for k in counts if k[0] not in order or k[1] not in TIERS]
     if unknown:
         raise ValueError(f"unknown (risk, tier) in counts: {unknown}")
-    unbuilt = sorted({r for (r, _), k in counts.items() if k and r not in DRAFT_BUILDERS[version]})
-    if unbuilt:
-        raise GenerationError(f"dataset {version} has no builder for {', '.join(unbuilt)}")
+    for risk in sorted({r for (r, _), k in counts.items() if k}):
+        try:
+            draft_builder(version, risk)
+            families_of(risk)
+        except (ImportError, AttributeError, LookupError) as exc:
+            raise GenerationError(f"dataset {version} has no builder for {risk}: {exc}") from None
     episodes: list[Episode] = []
     for risk in order:
         if not any(counts.get((risk, tier), 0) for tier in TIERS):

@@ -8,9 +8,28 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from types import ModuleType
 
+from lm_eval_memrisk.episodes import risks
 from lm_eval_memrisk.episodes.risks import RISK_TABLE
 from lm_eval_memrisk.generator.risks.common import Ctx, Draft
+
+
+def builder_module(risk: str) -> ModuleType:
+    """The v1 builder module the registry names for ``risk`` (``RiskSpec.builder``)."""
+    return importlib.import_module(f"{__name__}.{risks.spec(risk).builder}")
+
+
+def families_of(risk: str) -> tuple[str, ...]:
+    """The families ``risk`` draws from: :data:`RISK_FAMILIES`, or for a risk added to
+    the registry, the ``FAMILIES`` of its builder module (so that adding a risk is its
+    ``RiskSpec`` and its builder module)."""
+    if risk in RISK_FAMILIES:
+        return RISK_FAMILIES[risk]
+    families = getattr(builder_module(risk), "FAMILIES", None)
+    if not families:
+        raise LookupError(f"{risk}: its builder module {risks.spec(risk).builder!r} defines no FAMILIES")
+    return tuple(families)
 
 
 def _builder(module: str) -> Callable[[Ctx], Draft]:
@@ -108,4 +127,4 @@ R2_SCOPE_FAMILIES: tuple[str, ...] = (
     "loyalty_number",
 )
 
-__all__ = ["BUILDERS", "R2_SCOPE_FAMILIES", "RISK_FAMILIES", "Ctx", "Draft"]
+__all__ = ["BUILDERS", "R2_SCOPE_FAMILIES", "RISK_FAMILIES", "Ctx", "Draft", "builder_module", "families_of"]
