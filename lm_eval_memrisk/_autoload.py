@@ -7,7 +7,7 @@ interpreter start, so it imports no file: it checks the opt-out
 (a class built inline, marked ``memrisk_autoload``) that answers ``None`` for every
 module but ``lm_eval.tasks.manager``, ``lm_eval.models`` and ``lm_eval.evaluator``, and for those calls
 :func:`find_spec` here.  ``benchmarks/bench_startup.py`` measures what the line adds
-to ``python -c pass`` (README, Benchmarks).
+to ``python -c pass`` (docs/benchmarks.md).
 
 For those modules, :mod:`lm_eval_memrisk.lm_eval_patches` checks the lm-eval
 version and patches right after the module has executed: ``TaskManager`` also indexes

@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", type=_positive_int, default=4, help="interactive: model calls per decision point (>= 1)")
     p.add_argument("--memory-policy", default="full", help="full | recency:K | bm25:K | embedding:K | mem0:K | reference:K | reference-embedding:K")
     p.add_argument("--presentation", default="history", choices=("chat", "history", "session"),
-                   help="how earlier sessions are shown (see README, What the agent sees)")
+                   help="how earlier sessions are shown (see docs/presentation.md)")
     p.add_argument("--tools", default="text", choices=("text", "native"),
                    help="text: tools in the system message; native: passed to the model's chat template")
     p.add_argument("--no-chat-template", action="store_true", help="send flattened transcripts")

@@ -8,7 +8,7 @@ as ``22nd`` do not count).
 
 * :func:`missing_action_checks` lists the gaps; :mod:`lm_eval_memrisk.episodes.validate` makes
   them load errors from dataset version 2 on (v1 keeps its bytes, so its six door-code
-  decisions are a known gap, counted in the README).
+  decisions are a known gap, counted in docs/scoring.md).
 * :func:`implied_checks` closes the gaps at scoring time: the scorer adds the missing
   checks (ids ``implied-…``) derived from the reference, so a prose claim without a
   call, or a call with another order reference, fails on v1 too.

@@ -9,7 +9,7 @@ status such as "stale" or "revoked".  The script's acknowledgements of memory an
 events ("Understood — I've written it down.") are not shown (render 4, :data:`ACK`).
 
 Three presentations (``presentation=``) decide how the earlier sessions reach the agent
-(the default, ``history``, was chosen by measurement: see README, "What the agent sees"):
+(the default, ``history``, was chosen by measurement: see docs/presentation.md, "What the agent sees"):
 
 * ``chat`` — every session replayed as chat turns;
 * ``history`` — everything before the current request as one transcript block in a

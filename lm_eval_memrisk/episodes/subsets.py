@@ -23,7 +23,7 @@ def read_subset_ids(name: str, directory: Path = SUBSET_DIR) -> list[str]:
     if not path.exists():
         raise MemriskError(
             f"the {name} subset file {path} does not exist yet: run `memrisk select` on a "
-            f"reference set and copy its subset.json there (see README, 'Subset selection'); "
+            f"reference set and copy its subset.json there (see docs/selector.md, 'Subset selection'); "
             f"refusing to silently run the full benchmark instead"
         )
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -19,7 +19,7 @@ Guided and coverage-only differ exactly by the divergence term, a behavioural si
 (did the reply's kind, tool, arguments or used items change from the parent's?).  It
 never sees a pass/fail label, nor the expected behaviour; coverage
 (:mod:`.coverage`) reads the input state only.  On planted-weakness targets the
-divergence term does not help (README, Fuzzer): an oracle-like reply changes whenever
+divergence term does not help (docs/fuzzer.md): an oracle-like reply changes whenever
 a mutation moves the expected value, so divergence rewards the operator's own
 obligation rather than the system's weakness.
 """

@@ -1,6 +1,6 @@
 """Use or mention: does a reply *use* a value, or only report it as deleted or outdated?
 
-The rule (README, Scoring).  A value placed in a tool argument is always used.  In a
+The rule (docs/scoring.md).  A value placed in a tool argument is always used.  In a
 prose reply, each occurrence of the value is judged by the clause it sits in (clauses
 are split at ``, ; ( ) : —`` and sentence ends):
 
