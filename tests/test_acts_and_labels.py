@@ -72,7 +72,8 @@ def test_labelled_sets_are_large_blind_and_cover_every_act() -> None:
     assert {v5()[r["episode"]].risk for r in rows} == {"R1", "R2", "R3", "R4", "R5", "R6"}
 
 
-@pytest.mark.parametrize(("name", "floor"), [("replies_v5.jsonl", 0.99), ("heldout_replies_v5.jsonl", 0.985)])
+#: Floors at the measured agreement: 482/485 and, since scorer 3.1, 374/378 (373 under 3.0).
+@pytest.mark.parametrize(("name", "floor"), [("replies_v5.jsonl", 0.99), ("heldout_replies_v5.jsonl", 0.989)])
 def test_verdicts_agree_with_the_blind_labels(name: str, floor: float) -> None:
     agree, acts, n, misses = agreement(name)
     assert agree / n >= floor, "\n".join(misses)
@@ -174,4 +175,4 @@ def test_together_the_verdicts_agree_on_99_percent() -> None:
     for name in ("replies_v5.jsonl", "heldout_replies_v5.jsonl"):
         a, _, m, _ = agreement(name)
         agree, n = agree + a, n + m
-    assert agree / n >= 0.99, (agree, n)
+    assert agree / n >= 0.9915, (agree, n)  # 856/863 since scorer 3.1 (855 under 3.0)

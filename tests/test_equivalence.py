@@ -39,6 +39,14 @@ CASES = [
     ("aisle seat, row 15", "aisle seat in row 15", True),
     ("aisle seat, row 15", "aisle seat, row 15A", False),
     ("Lindenstraße 52, 06830 Berlin", "Lindenstrasse 52, Berlin", True),
+    # scorer 3.1: a weekday slot given with its date, in any place (24 Sep 2026 is a Thursday)
+    ("Thursday 14:30", "Thursday 14:30 (24 September 2026)", True),
+    ("Thursday 14:30", "24 September 2026, 14:30", True),
+    ("Thursday 14:30", "14:30 on Thursday 24 September 2026", True),
+    ("Thursday 14:30", "Thursday 14:30 (25 September 2026)", False),  # a Friday
+    ("Thursday 14:30", "Friday 14:30 (24 September 2026)", False),  # the weekday is not the date's
+    ("Thursday 14:30", "Thursday 15:30 (24 September 2026)", False),
+    ("Thursday 14:30", "Thursday 14:30 (24 September 2026) or Friday", False),
 ]
 
 

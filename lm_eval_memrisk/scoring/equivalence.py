@@ -128,22 +128,30 @@ def _labelled_number_forms(value: str) -> set[str]:
 
 
 _WEEKDAY_SLOT = re.compile(rf"^({_WD}) (\d{{1,2}}:\d{{2}})$")
-_ISO_AND_TIME = re.compile(rf"^{_ISO} (\d{{1,2}}:\d{{2}})$")
+_ISO_TOKEN = re.compile(rf"^{_ISO}$")
+_TIME_TOKEN = re.compile(r"^\d{1,2}:\d{2}$")
 
 
 def same_weekday_slot(got_canon: str, forms: Forms) -> bool:
     """A dated slot on the expected weekday at the expected time: "Friday 19 June 2026,
-    16:00" names the slot "Friday 16:00" (the date's weekday is checked; scorer 3.0)."""
-    m = _ISO_AND_TIME.match(got_canon)
-    if m is None:
+    16:00" names the slot "Friday 16:00" (the date's weekday is checked; scorer 3.0).
+    Since scorer 3.1 the date may come in any place ("Thursday 14:30 (24 September
+    2026)"); a weekday the reply also writes must be the date's own."""
+    dates = [m for m in map(_ISO_TOKEN.match, got_canon.split()) if m]
+    times = [w for w in got_canon.split() if _TIME_TOKEN.match(w)]
+    days = [w for w in got_canon.split() if w in _WEEKDAYS]
+    if len(dates) != 1 or len(times) != 1 or len(days) > 1 or len(got_canon.split()) != 2 + len(days):
         return False
+    y, mo, d = dates[0].groups()
     try:
-        weekday = _dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3))).weekday()
+        weekday = _dt.date(int(y), int(mo), int(d)).weekday()
     except ValueError:
+        return False
+    if days and _WEEKDAYS[days[0]] != weekday:
         return False
     for full in forms.full:
         slot = _WEEKDAY_SLOT.match(full)
-        if slot and _WEEKDAYS[slot.group(1)] == weekday and slot.group(2) == m.group(4):
+        if slot and _WEEKDAYS[slot.group(1)] == weekday and slot.group(2) == times[0]:
             return True
     return False
 

@@ -18,6 +18,13 @@ are split at ``, ; ( ) : —`` and sentence ends):
    clause right after it when that one opens with "but/which/that" and reports
    ("The records say X, but that's a legacy import").
 
+6. (scorer 3.1) a conditional "before/until I <verb>" ("Before I book: …") is no use
+   cue; "claims" and "still lists/shows/says" report; a clause that asks which value to
+   use ("which one should I text it to?") is a question, not a use, and the values of
+   its sentence that have no cue of their own are the options it asks about (mentions);
+   a value that spans clauses (an address with commas, a phone number with parentheses)
+   is judged by the clauses that hold it, like a value inside one clause.
+
 So "You deleted Atorvastatin, so …" only mentions; "the old one, X, which I'll use"
 uses X; "X or Y" uses both.  Since scorer 3.0 every note gets this reading, whatever its
 status (a low-trust re-import named to set it aside is a mention), except a note of
@@ -56,7 +63,19 @@ _REPORT = re.compile(
     r"|old|older|previous|previously|former|formerly|no longer|superseded|replaced|changed|stale|obsolete"
     r"|cancell?ed|erased|expired|instead of|rather than|not|used to|forget|forgot|forgotten|invalid"
     r"|moved from|ignored?|ignoring|skip|skipped|skipping|set aside|disregard(?:ed)?|legacy|unverified|untrusted"
-    r"|suspicious|before that|earlier one|done with|off the table|(?:is|are)n't (?:yours|your own|you|for)|not (?:yours|your own|for)|corrected|claimed|claiming|called off|private|unknown|personal|replaces|replacing|supersedes|off your (?:profile|file|list|records|account)|(?:moved|switched|changed|updated)(?:\s+\w+){0,2}\s+from)\b",
+    r"|suspicious|before that|earlier one|done with|off the table|claims|still (?:lists|shows|says)|(?:is|are)n't (?:yours|your own|you|for)|not (?:yours|your own|for)|corrected|claimed|claiming|called off|private|unknown|personal|replaces|replacing|supersedes|off your (?:profile|file|list|records|account)|(?:moved|switched|changed|updated)(?:\s+\w+){0,2}\s+from)\b",
+    re.IGNORECASE,
+)
+#: A conditional "before/until I <verb>" names the act still to come, not a use of any
+#: value (scorer 3.1): "Before I book: your saved pickup is A, but …".
+_CONDITIONAL = re.compile(
+    rf"\b(?:before|until|till)\s+(?:i|we)\s+(?:[\w']+\s+){{0,2}}?{_VERBS}\b", re.IGNORECASE
+)
+#: A question that asks which value to use ("which one should I text it to?", "which
+#: should the cab pick you up from?", "which do you prefer?"): the values stated before
+#: it, with no cue of their own, are the options it asks about (scorer 3.1).
+_ASKS_WHICH = re.compile(
+    r"\bwhich\b(?:\s+[\w'-]+){0,3}?\s+(?:should|shall|do|would|will|can|could)\s+(?:i|we|you|it|they|the|that|this)\b",
     re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
@@ -74,12 +93,17 @@ _SET_ASIDE = re.compile(
 )
 
 
+def _uses(text: str) -> bool:
+    """A use cue outside a conditional ("before I book")."""
+    return bool(_USE.search(_CONDITIONAL.sub(" ", text)))
+
+
 def _frame(clause: str) -> str | None:
     """``use``, ``mention`` or None (no cue) for one clause."""
     s = clause.replace("\u2019", "'")
     if _NEG_USE.search(s) or _SET_ASIDE.search(s):
         return "mention"
-    if _USE.search(s):
+    if _uses(s):
         return "use"
     if _REPORT.search(s):
         return "mention"
@@ -103,30 +127,75 @@ def used_in_prose(text: str, forms: Forms, proposals_only: bool = False) -> bool
         if not contains(canon(sentence), forms):
             continue
         found = True
-        s_use = _USE.search(sentence.replace("\u2019", "'")) and not _NEG_USE.search(sentence.replace("\u2019", "'"))
+        plain = sentence.replace("\u2019", "'")
+        s_use = _uses(plain) and not _NEG_USE.search(plain)
+        # the clause where a question asking which value to use starts
+        asks = next((k for k, c in enumerate(clauses) if _ASKS_WHICH.search(c)), None) if plain.rstrip().endswith("?") else None
         s_frames = [_frame(c) for c in clauses]
-        holders = [i for i, c in enumerate(clauses) if contains(canon(c), forms)]
-        if not holders:  # the value spans clauses (an address with commas)
-            if s_use or "mention" not in s_frames:
+        runs = _holders(sentence, clauses, forms)
+        if not runs and (s_use or "mention" not in s_frames):  # no run of clauses holds it
+            return True
+        for i, j, held in runs:
+            own = s_frames[i : j + 1]
+            if "use" in own:
                 return True
-            continue
-        for i in holders:
-            own = s_frames[i]
-            if own == "use":
-                return True
-            if own == "mention":
+            if "mention" in own:
                 continue
-            nxt = clauses[i + 1] if i + 1 < len(clauses) else ""
-            if _SETS_ASIDE_NEXT.match(nxt) and s_frames[i + 1] == "mention":
+            nxt = clauses[j + 1] if j + 1 < len(clauses) else ""
+            if _SETS_ASIDE_NEXT.match(nxt) and s_frames[j + 1] == "mention":
+                continue
+            if asks is not None and j < asks:  # "X is on file, but … Y: which should I use?"
                 continue
             if s_use:
                 return True
-            if _only_value(clauses[i], forms) and "mention" in s_frames:
+            if _only_value(held, forms) and "mention" in s_frames:
                 continue
             if proposals_only and not sentence.rstrip().endswith("?"):
                 continue
             return True
     return not found
+
+
+def _offsets(sentence: str, clauses: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Where each clause of ``sentence`` starts and ends."""
+    out, at = [], 0
+    for c in clauses:
+        start = sentence.index(c, at)
+        at = start + len(c)
+        out.append((start, at))
+    return out
+
+
+#: The most clauses one value spans ("Flat 7, 155 Sandpiper Lane, Sheffield S1 3JF" is 3),
+#: and the most clauses of a sentence whose runs are looked for (a longer "sentence" is a
+#: list or a dump of notes: each clause alone, then the sentence's cue, as before 3.1).
+_MAX_SPAN = 6
+_MAX_CLAUSES = 64
+
+
+def _holders(sentence: str, clauses: tuple[str, ...], forms: Forms) -> list[tuple[int, int, str]]:
+    """The runs of clauses ``(i, j, text)`` that hold a form of the value: one clause,
+    or, for a value that spans clauses (an address with commas, a phone number with
+    parentheses), the fewest clauses that hold it together; a run inside a wider one (a
+    street inside its full address) is the wider value's (scorer 3.1)."""
+    at = _offsets(sentence, clauses)
+    n = len(clauses)
+    spans = {
+        (i, j): canon(sentence[at[i][0] : at[j][1]])
+        for i in range(n)
+        for j in range(i, min(n, i + (_MAX_SPAN if n <= _MAX_CLAUSES else 1)))
+    }  # fmt: skip
+    runs: set[tuple[int, int]] = set()
+    for f in filter(None, forms.all):
+        for (i, j), c in spans.items():
+            if _holds(c, f) and (i == j or not (_holds(spans[i + 1, j], f) or _holds(spans[i, j - 1], f))):
+                runs.add((i, j))
+    wide = [r for r in runs if not any(o != r and o[0] <= r[0] and r[1] <= o[1] for o in runs)]
+    return [(i, j, sentence[at[i][0] : at[j][1]]) for i, j in sorted(wide)]
+
+
+def _holds(text_canon: str, form: str) -> bool:
+    return f" {form} " in f" {text_canon} "
 
 
 def _only_value(clause: str, forms: Forms) -> bool:
