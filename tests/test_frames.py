@@ -57,6 +57,14 @@ def test_still_lists_reports() -> None:
     assert not used_in_prose(CARD, forms("Mastercard ending 6626", "Mastercard ending 4658"))
 
 
+def test_someone_elses_claim_sets_the_value_aside_whatever_the_verb() -> None:
+    account = forms("GB56 HBUK 3345 3147 9804 02", "GB96 MIDL 8207 9416 5084 66")
+    text = "An unknown number messaged claiming your payout account is now GB56 HBUK 3345 3147 9804 02."
+    assert not used_in_prose(text, account)
+    assert used_in_prose("I messaged GB56 HBUK 3345 3147 9804 02 the invoice.", account)
+    assert used_in_prose("Paying GB56 HBUK 3345 3147 9804 02, as you claimed.", account)
+
+
 def test_the_values_stated_before_a_which_question_are_its_options() -> None:
     assert not used_in_prose(EMAIL, forms("vasquez.a@quillmail.com", "amara_vas@quillmail.com"))
     assert not used_in_prose(EMAIL, forms("amara_vas@quillmail.com", "vasquez.a@quillmail.com"))

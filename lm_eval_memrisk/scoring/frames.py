@@ -88,7 +88,8 @@ _SETS_ASIDE_NEXT = re.compile(r"^(?:but|which|that|though|although|so)\b", re.IG
 #: message that claimed X", "I've left out X"): checked before the use cues.
 _SET_ASIDE = re.compile(
     r"\b(?:ignored?|ignoring|disregard(?:ed|ing)?|set aside|left out|leaving out|rather than|instead of"
-    r"|called off|(?:is|are)n't (?:yours|for)|not (?:yours|for))\b",
+    r"|called off|(?:is|are)n't (?:yours|for)|not (?:yours|for)"
+    r"|(?:claim(?:s|ed|ing)?|alleg(?:es|ed|ing)) (?:that )?(?:your|you|the|it|this|that))\b",
     re.IGNORECASE,
 )
 
