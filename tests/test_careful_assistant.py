@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
@@ -28,12 +30,6 @@ KNOWN_FAILURES = {
 }
 
 
-def test_the_careful_replies_fail_only_where_classified() -> None:
-    agent = get_agent(f"replay:{REPLIES}")
-    failed = {ep.id for ep in load_episodes("v5", track="all") if not score(ep, run_episode(ep, agent)).success}
-    assert failed == set(KNOWN_FAILURES)
-
-
 REPLIES_V6 = Path(__file__).parent / "data" / "careful_assistant" / "replies_v6.jsonl"
 
 #: Dataset v6: episode -> why the careful reply fails (docs/datasets.md, "Careful replies
@@ -44,7 +40,11 @@ KNOWN_FAILURES_V6 = {
 }
 
 
-def test_the_careful_v6_replies_fail_only_where_classified() -> None:
-    agent = get_agent(f"replay:{REPLIES_V6}")
-    failed = {ep.id for ep in load_episodes("v6", track="all") if not score(ep, run_episode(ep, agent)).success}
-    assert failed == set(KNOWN_FAILURES_V6)
+@pytest.mark.parametrize(
+    ("version", "replies", "known"),
+    [("v5", REPLIES, KNOWN_FAILURES), ("v6", REPLIES_V6, KNOWN_FAILURES_V6)],
+)
+def test_the_careful_replies_fail_only_where_classified(version: str, replies: Path, known: dict[str, str]) -> None:
+    agent = get_agent(f"replay:{replies}")
+    failed = {ep.id for ep in load_episodes(version, track="all") if not score(ep, run_episode(ep, agent)).success}
+    assert failed == set(known)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from task_yamls import TASKS, yaml_task_names
 
 # the lm-eval hook before any lm-eval import (as the installed .pth file does at start-up)
 from lm_eval_memrisk._autoload import install
@@ -24,7 +25,6 @@ install()
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-TASKS = ROOT / "tasks" / "memriskbench"
 FIRST_SCREEN = 80
 MAX_LINES = 400
 OWN_MODELS = ("hf", "vllm", "local-chat-completions")
@@ -76,18 +76,6 @@ def _own_model_commands() -> dict[str, tuple[int, list[str]]]:
     return found
 
 
-def _yaml_names() -> set[str]:
-    """Every task, group and tag name the task YAMLs define."""
-    names: set[str] = set()
-    for path in TASKS.glob("*.yaml"):
-        text = path.read_text(encoding="utf-8")
-        names |= set(re.findall(r"^(?:task|group): (\S+)$", text, re.M))
-        tags = re.search(r"^tag:\n((?:  - \S+\n)+)", text, re.M)
-        if tags:
-            names |= set(re.findall(r"- (\S+)", tags.group(1)))
-    return names
-
-
 def test_the_readme_is_at_most_400_lines() -> None:
     assert len(_lines()) <= MAX_LINES, f"README.md has {len(_lines())} lines; move detail to docs/"
 
@@ -130,7 +118,7 @@ def test_the_own_model_command_parses_with_lm_evals_cli_and_names_real_tasks(
     assert args.apply_chat_template and args.log_samples and args.output_path
     assert args.include_path is None  # the installed hook finds the tasks
     tasks = [t for arg in args.tasks for t in arg.split(",")]
-    assert tasks and set(tasks) <= _yaml_names(), tasks
+    assert tasks and set(tasks) <= yaml_task_names(), tasks
 
 
 def test_the_metric_table_lists_the_task_metrics() -> None:

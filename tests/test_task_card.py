@@ -7,18 +7,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from task_yamls import TASKS, yaml_task_names, yaml_texts
+
 ROOT = Path(__file__).resolve().parent.parent
-TASKS = ROOT / "tasks" / "memriskbench"
 CARD = TASKS / "README.md"
 PAPER = ROOT.parent / "shared" / "papers" / "memriskbench.txt"
 
 
 def _card() -> str:
     return CARD.read_text(encoding="utf-8")
-
-
-def _yamls() -> dict[str, str]:
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(TASKS.glob("*.yaml"))}
 
 
 def _expand(name: str) -> set[str]:
@@ -49,19 +46,9 @@ def _card_names() -> set[str]:
     return names
 
 
-def _yaml_names() -> set[str]:
-    names: set[str] = set()
-    for text in _yamls().values():
-        names |= set(re.findall(r"^(?:task|group): (\S+)$", text, re.M))
-        tags = re.search(r"^tag:\n((?:  - \S+\n)+)", text, re.M)
-        if tags:
-            names |= set(re.findall(r"- (\S+)", tags.group(1)))
-    return names
-
-
 def test_the_card_names_the_version_of_every_yaml() -> None:
     versions = {re.search(r"^  version: (\S+)$", text, re.M).group(1)  # type: ignore[union-attr]
-                for name, text in _yamls().items()}
+                for name, text in yaml_texts().items()}
     assert len(versions) == 1, versions
     (version,) = versions
     assert f"Version {version}:" in _card()
@@ -70,8 +57,8 @@ def test_the_card_names_the_version_of_every_yaml() -> None:
     assert version == SCORER_VERSION  # the task version follows the scorer version
 
 
-def test_the_card_lists_exactly_the_tasks_groups_and_tags_of_the_yamls() -> None:
-    assert _card_names() == _yaml_names()
+def test_the_card_lists_exactly_the_tasks_groups_and_tags_of_theyaml_texts() -> None:
+    assert _card_names() == yaml_task_names()
 
 
 def test_the_card_metric_table_is_the_yaml_metric_list() -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from lm_eval_memrisk.audit.shortcuts import TOOL_RESULT
 from lm_eval_memrisk.audit.view import SIGN_IN, Note, View
 from lm_eval_memrisk.episodes.normalize import contains_value, normalize
 from lm_eval_memrisk.scoring.parse import parse_action
@@ -26,7 +27,6 @@ from lm_eval_memrisk.scoring.parse import parse_action
 #: Words on each side of a value's occurrence that become features.
 WINDOW = 8
 WORD = re.compile(r"[a-z]+")
-TOOL_RESULT = re.compile(r"^\[tool result: [^\]]+\]")
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,9 @@ FALSE_CLAIM_CHECK = Check(
 )  # fmt: skip
 #: Id prefix of the implied checks on the other notes of a decision's key (scorer 3.0).
 RIVAL_PREFIX = "implied-rival-"
+#: Episode metadata (dataset v6): the final decision asks the user to confirm a claimed
+#: change of money, credentials or a destination (no implied rival checks there).
+CONFIRM_FINAL = "confirm_final"
 
 
 class EpisodeValues:
@@ -159,10 +162,10 @@ def _rival_checks(episode: Episode, dp: Event, may_decline: bool) -> tuple[Check
 
 def _confirms_claimed_change(episode: Episode, dp: Event) -> bool:
     """Whether ``dp`` is the final decision of an episode whose metadata says it asks the
-    user to confirm a claimed change (dataset v6's ``confirm_final``: a record's claim of a
-    change to money, credentials or a destination).  The authority rule asks to confirm
-    "old or new", so the question naming both values is the right reply, not a use."""
-    flag = episode.metadata.get("confirm_final") if isinstance(episode.metadata, Mapping) else None
+    user to confirm a claimed change (:data:`CONFIRM_FINAL`: a record's claim of a change
+    to money, credentials or a destination).  The authority rule asks to confirm "old or
+    new", so the question naming both values is the right reply, not a use."""
+    flag = episode.metadata.get(CONFIRM_FINAL) if isinstance(episode.metadata, Mapping) else None
     return flag is True and bool(episode.decision_points) and dp.id == episode.decision_points[-1].id
 
 
