@@ -112,7 +112,7 @@ def test_shortcut_ceilings(datasets: dict[str, list[Episode]]) -> None:
 
 
 def test_learned_surface_reader_is_measured_and_not_above_v6s_level(datasets: dict[str, list[Episode]]) -> None:
-    """The learned reader (trained on seed 4242, tested on each file) passes 78-84/120 of
+    """The learned reader (trained on seed 4242, tested on each file) passes 77-85/120 of
     v6 (v5: 81-85): the issue's goal (<= 60% of main, <= 75% per risk) is NOT met yet;
     this pins v6's level so a change that makes the surface easier fails."""
     from lm_eval_memrisk.audit.learned import learned_audit
