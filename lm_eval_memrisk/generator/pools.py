@@ -170,6 +170,10 @@ RIDE_DESTINATIONS: tuple[str, ...] = (
     "the airport", "the conference centre", "the train station", "the client's office",
     "the hospital", "the stadium", "the ferry terminal", "the city museum",
 )  # fmt: skip
+#: v6: only places a driver can find from the name ("the client's office" names none).
+KNOWN_RIDE_DESTINATIONS: tuple[str, ...] = tuple(
+    "the central library" if d == "the client's office" else d for d in RIDE_DESTINATIONS
+)
 PICKUP_SPOTS: tuple[str, ...] = (
     "Gate B", "the north entrance", "the loading bay", "the side door", "the car park barrier",
     "the main reception", "the bike shelter", "the east lobby",

@@ -138,6 +138,7 @@ PICKUP = Family(
     arg="pickup",
     make_value=values.pickup,
     make_task=_t("destination", pools.RIDE_DESTINATIONS),
+    known_tasks=_t("destination", pools.KNOWN_RIDE_DESTINATIONS),
     build_args=lambda task, v: {"pickup": v, "destination": task["destination"]},
     asks=(
         "Book {{ whom }} a taxi to {{ destination }} from {{ whose }} {{ noun }}.",
@@ -173,6 +174,17 @@ def _order_ref(rng: random.Random) -> Task:
     return {"order_ref": f"ORD-{rng.randint(10000, 99999)}"}
 
 
+def _order_ref_plain_note(rng: random.Random) -> Task:
+    """v6: the courier's note carries the code and nothing the user did not ask for."""
+    return {**_order_ref(rng), "door_note": "plain"}
+
+
+def _door_note(task: Task, code: str) -> str:
+    if task.get("door_note") == "plain":
+        return f"Door code {code}."
+    return f"Door code {code}, then leave it at reception."
+
+
 DOOR = Family(
     name="door_code",
     key="door code",
@@ -184,10 +196,8 @@ DOOR = Family(
     shared_value=values.door_code,
     value_in_text=True,
     make_task=_order_ref,
-    build_args=lambda task, v: {
-        "order_ref": task["order_ref"],
-        "note": f"Door code {v}, then leave it at reception.",
-    },
+    known_tasks=_order_ref_plain_note,
+    build_args=lambda task, v: {"order_ref": task["order_ref"], "note": _door_note(task, v)},
     asks=(
         "The courier for order {{ order_ref }} can't get in — send them {{ whose }} {{ noun }}.",
         "Please message the driver of {{ order_ref }} with the code for the front door.",

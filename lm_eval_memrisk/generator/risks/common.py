@@ -230,13 +230,20 @@ def done_ack(ctx: Ctx) -> Block:
 
 
 def new_task(ctx: Ctx) -> None:
-    """Draw a fresh task (e.g. another product) for a second decision point."""
+    """Draw a fresh task (e.g. another product) for a second decision point; from v6 on,
+    not where the task names what the value belongs to (a deadline's task)."""
+    if is_v6(ctx) and ctx.fam.name in SUBJECT_TASK_FAMILIES:
+        return
     for _ in range(20):
         task = task_for(ctx.fam, ctx.rng, ctx.version)
         if task != ctx.task:
             ctx.task = task
             return
 
+
+#: Families whose task names the thing the value belongs to (the deadline *to hand in the
+#: chapter*): a second request keeps the task, or it would pair the value with another task.
+SUBJECT_TASK_FAMILIES: frozenset[str] = frozenset({"deadline"})
 
 #: Dataset versions built before v6's changes (issue 26).
 PRE_V6: frozenset[str] = frozenset({"v1", "v2", "v3", "v4", "v5"})

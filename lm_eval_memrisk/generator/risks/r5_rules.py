@@ -20,7 +20,7 @@ from lm_eval_memrisk.generator import pools, values
 from lm_eval_memrisk.generator.families.tools import TOOLS
 from lm_eval_memrisk.generator.people import Persona, Workspace
 from lm_eval_memrisk.generator.plan import ConstraintRef, ItemRef
-from lm_eval_memrisk.generator.risks.common import Ctx, me
+from lm_eval_memrisk.generator.risks.common import Ctx, is_v6, me
 from lm_eval_memrisk.generator.templating import pick
 
 
@@ -245,7 +245,17 @@ def airline(ctx: Ctx) -> Rule:
         _ref(ctx, ctx.fam.key, bad),
         _forbid_value(ctx, text, bad, me(ctx).scope),
         alt=_ref(ctx, "backup airline", good),
+        asks=NEUTRAL_FLIGHT_ASKS if is_v6(ctx) else (),
     )
+
+
+#: v6: flight requests that name no airline (after "never book me on X again", a request
+#: for "the airline I usually use" would ask for the banned one: the readers could not tell).
+NEUTRAL_FLIGHT_ASKS: tuple[str, ...] = (
+    "Book {{ whom }} a flight {{ route }} for {{ date }}, please.",
+    "I need to fly {{ route }} {{ date }} — can you book it?",
+    "Please get {{ whom }} on a flight {{ route }}, {{ date }}.",
+)
 
 
 def client_email(ctx: Ctx) -> Rule:

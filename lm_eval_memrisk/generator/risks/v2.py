@@ -98,6 +98,25 @@ DROP_NEWEST: tuple[str, ...] = (
     "Get rid of the latest {{ noun }} I gave you; the older one is the one to keep.",
     "That last {{ noun }} I saved with you? It's cancelled — please remove it.",
 )
+#: v6: a deletion of the newest note says whether the one before it holds again (the
+#: blind readers could not tell), without naming it ...
+DROP_NEWEST_RESTORE: tuple[str, ...] = (
+    "The {{ noun }} I added most recently has to go — take it off my profile, please; the one before it stands again.",
+    "Get rid of the latest {{ noun }} I gave you; the older one is the one to keep.",
+    "That last {{ noun }} I saved with you? It's cancelled — please remove it and go back to the one before.",
+)
+#: ... and where it was the only note, no deletion speaks of an older one.
+DROP_ONLY: tuple[str, ...] = (
+    "The {{ noun }} I gave you has to go — take it off my profile, please.",
+    "Please forget the {{ noun }} I gave you; it's no good any more.",
+    "That {{ noun }} I saved with you? It's cancelled — please remove it.",
+)
+#: v6: appended to a named deletion of the newest note when the one before it holds.
+RESTORES: tuple[str, ...] = (
+    "The one I had before it stands again.",
+    "Go back to the one I had before.",
+    "The previous one is still good — use that.",
+)
 RELAYED: tuple[str, ...] = (
     "Correction from {{ name }}: the {{ noun }} is {{ value }}, not {{ old }}.",
     "Message from {{ name }}: correction — use {{ value }} as the {{ noun }}; {{ old }} is wrong.",
@@ -550,9 +569,12 @@ def r4(ctx: Ctx) -> Draft:
             keep, text = _said(ctx, KEEP, owner, value=alt.value), block[0].text or ""
             quoted = text.endswith('"')
             block[0].text = f'{text[:-1]} {keep}"' if quoted else f"{text} {keep}"
+        elif alt is not None:  # v6: the one before holds again, said without naming it
+            block[0].text = f"{block[0].text} {_said(ctx, RESTORES, owner)}"
     else:
+        pool = DROP_NEWEST if not v6 else DROP_NEWEST_RESTORE if alt is not None else DROP_ONLY
         block = [
-            Ev("memory_revoke", target=doomed, text=_said(ctx, DROP_NEWEST, owner)),
+            Ev("memory_revoke", target=doomed, text=_said(ctx, pool, owner)),
             Ev("assistant_message", text=rng.choice(list(REVOKE_ACKS))),
         ]
     _later(ctx, sessions, 1.0 if v6 else 0.5).blocks.append(block)  # v6: never in the next message

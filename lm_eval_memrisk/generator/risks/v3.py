@@ -164,15 +164,18 @@ def _find(sessions: list[Session], ref: ItemRef) -> tuple[int, int]:
     raise LookupError(ref.value)
 
 
-def _first_stated(ctx: Ctx, draft: Draft) -> ItemRef | None:
-    """The first note of the key the main user states in words (a statement block)."""
+def _first_stated(ctx: Ctx, draft: Draft, live: bool = False) -> ItemRef | None:
+    """The first note of the key the main user states in words (a statement block);
+    ``live``: the first one not deleted later."""
     scope = me(ctx).scope
+    revoked = {id(e.target) for e in draft.events() if e.type == "memory_revoke"} if live else set()
     for s in draft.sessions:
         for block in s.blocks:
             if block and block[0].type == "user_message":
                 for e in block:
                     ref = e.item
-                    if e.type == "memory_write" and ref and ref.scope == scope and ref.key == ctx.fam.key:
+                    if (e.type == "memory_write" and ref and ref.scope == scope and ref.key == ctx.fam.key
+                            and id(ref) not in revoked):
                         return ref
     return None
 
@@ -382,7 +385,8 @@ def _early_kept(ctx: Ctx, draft: Draft, colleague: bool) -> bool:
 def _multi_hop(ctx: Ctx, draft: Draft) -> bool:
     """Give the user's first note a work context, add a newer private note of the key,
     and make the final request name only the context.  Returns whether it was done."""
-    anchor = _first_stated(ctx, draft)
+    # v6: never a deleted note (its work label would make the request name a note that is gone)
+    anchor = _first_stated(ctx, draft, live=is_v6(ctx))
     if anchor is None or ctx.fam.name not in CONTEXT_FAMILIES or not _room(ctx, draft, 2):
         return False
     org = ctx.rng.choice(ORGS)
