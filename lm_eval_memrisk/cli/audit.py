@@ -1,7 +1,8 @@
-"""``memrisk audit [--episodes FILE] [--json] [--train-seed N] [--stats | --ablations]``: the
-shortcut audit of a dataset and its learned surface reader, trained on the generator's
-``--train-seed`` episodes (``--stats``: the dataset statistics instead; ``--ablations``:
-the ablated oracles' risk-isolation table instead)."""
+"""``memrisk audit [--episodes FILE] [--json] [--train-seed N] [--stats | --ablations | --templates]``:
+the shortcut audit of a dataset and its learned surface reader, trained on the
+generator's ``--train-seed`` episodes (``--stats``: the dataset statistics instead;
+``--ablations``: the ablated oracles' risk-isolation table instead; ``--templates``: the
+right rate of each generator sentence template instead)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the ablated oracles (each ignores one risk's mechanism) x risk table instead",
     )
+    which.add_argument(
+        "--templates",
+        action="store_true",
+        help="print each generator sentence template's right rate (how often a value said in it is "
+        "the one to use) instead",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,11 +69,17 @@ def run(args: argparse.Namespace) -> int:
     from lm_eval_memrisk.audit.ablations import ablations, format_ablations
     from lm_eval_memrisk.audit.learned import learned_audit
     from lm_eval_memrisk.audit.stats import dataset_stats, format_stats
+    from lm_eval_memrisk.audit.templates import format_templates, template_summary, template_table
 
     episodes = load_episodes(args.episodes, track="all")
     if args.stats:
         stats = dataset_stats(episodes)
         print(json.dumps(stats, sort_keys=True) if args.json else format_stats(stats))
+        return 0
+    if args.templates:
+        rows = template_table(episodes)
+        out = {"templates": rows, "summary": template_summary(rows)}
+        print(json.dumps(out, sort_keys=True) if args.json else format_templates(rows))
         return 0
     if args.ablations:
         table = ablations(episodes)

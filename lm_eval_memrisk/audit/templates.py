@@ -1,0 +1,88 @@
+"""The template table: for each generator sentence template, how often a value said in
+it is the right one (the value the ground-truth reference action uses) — issue 26, item 2.
+
+Like the cue table (:mod:`lm_eval_memrisk.audit.cues`) it counts every candidate note of
+every decision: a note is attributed to every template that renders a sentence of the
+conversation carrying its value (:func:`lm_eval_memrisk.generator.templates.tag`; tool
+results are left out).  A template used :data:`TEMPLATE_MIN` times or more whose right
+rate is near 0 or 1 gives the answer away: the goal is a rate in
+:data:`BAND` for every such template, which takes contrast (the same phrasing sometimes
+attached to the value that holds and sometimes to one that does not).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from lm_eval_memrisk.audit.shortcuts import TOOL_RESULT
+from lm_eval_memrisk.audit.view import AUDIT_PRESENTATION, read_view
+from lm_eval_memrisk.episodes.normalize import contains_value
+from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.generator.templates import catalog, tag
+from lm_eval_memrisk.generator.verify import action_content
+from lm_eval_memrisk.running.runner import decision_prompts
+
+#: Fewest attributed notes for a template to be held to the band.
+TEMPLATE_MIN = 8
+#: The right rates a template used TEMPLATE_MIN times or more should fall in.
+BAND = (0.25, 0.75)
+
+
+def template_table(episodes: Iterable[Episode]) -> list[dict[str, Any]]:
+    """``[{"template", "text", "n", "right_rate", "in_band"}]``, every template that carried
+    a candidate value at least once, most used first (``in_band`` only matters for
+    ``n >= TEMPLATE_MIN``)."""
+    seen: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    for ep in episodes:
+        for prompt in decision_prompts(ep, None, AUDIT_PRESENTATION):
+            dp = ep.event(prompt.decision_id)
+            view = read_view(prompt.messages, dict(dp.naive or {}))
+            content = action_content(dp.reference or {})
+            for key in view.keys:
+                for note in view.candidates(key):
+                    ok = contains_value(content, note.value)
+                    tags = {
+                        t
+                        for i in view.mentions(note.value)
+                        if not TOOL_RESULT.match(view.messages[i][1])
+                        for t in [tag(view.messages[i][1], note.value)]
+                        if t is not None
+                    }
+                    for t in tags:
+                        seen[t] += 1
+                        right[t] += ok
+    texts = catalog()
+    rows = []
+    for tid in sorted(seen, key=lambda t: (-seen[t], t)):
+        rate = right[tid] / seen[tid]
+        rows.append({"template": tid, "text": texts[tid].text, "n": seen[tid], "right_rate": round(rate, 3),
+                     "in_band": BAND[0] <= rate <= BAND[1]})  # fmt: skip
+    return rows
+
+
+def template_summary(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """How many templates are used TEMPLATE_MIN times or more, and how many of them sit
+    outside the band."""
+    held = [r for r in rows if r["n"] >= TEMPLATE_MIN]
+    return {"templates": len(rows), "held": len(held), "outside_band": sum(not r["in_band"] for r in held)}
+
+
+def format_templates(rows: list[dict[str, Any]]) -> str:
+    """The table (templates used TEMPLATE_MIN times or more) and its summary as Markdown."""
+    s = template_summary(rows)
+    lines = [
+        f"{s['held']} of {s['templates']} templates carried a candidate value {TEMPLATE_MIN}+ times; "
+        f"{s['outside_band']} of them have a right rate outside [{BAND[0]}, {BAND[1]}].",
+        "",
+        "| template | n | right rate | text |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['template']} | {r['n']} | {r['right_rate']:.2f}{'' if r['in_band'] else ' *'} | {r['text']} |"
+        for r in rows
+        if r["n"] >= TEMPLATE_MIN
+    ]
+    return "\n".join(lines)
