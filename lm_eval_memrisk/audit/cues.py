@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from lm_eval_memrisk.audit.shortcuts import (
     CORRECTION_WORDS,
@@ -99,11 +99,9 @@ def _rank(i: int, n: int) -> str:
     return "newest" if i == n - 1 else "oldest" if i == 0 else "middle"
 
 
-def cue_table(episodes: Iterable[Episode]) -> list[dict[str, object]]:
-    """``[{"cue", "n", "right_rate"}]`` over every candidate note of every decision
-    (phrase cues only where seen at least :data:`PHRASE_MIN` times)."""
-    seen: Counter[str] = Counter()
-    right: Counter[str] = Counter()
+def candidate_notes(episodes: Iterable[Episode]) -> Iterator[tuple[View, Note, str, bool]]:
+    """Every candidate note of every decision: ``(view, note, recency rank, right)``, where
+    right means the ground-truth reference action uses the note's value."""
     for ep in episodes:
         for prompt in decision_prompts(ep, None, AUDIT_PRESENTATION):
             dp = ep.event(prompt.decision_id)
@@ -112,10 +110,18 @@ def cue_table(episodes: Iterable[Episode]) -> list[dict[str, object]]:
             for key in view.keys:
                 notes = view.candidates(key)
                 for i, note in enumerate(notes):
-                    ok = contains_value(content, note.value)
-                    for cue in note_cues(view, note, _rank(i, len(notes))):
-                        seen[cue] += 1
-                        right[cue] += ok
+                    yield view, note, _rank(i, len(notes)), contains_value(content, note.value)
+
+
+def cue_table(episodes: Iterable[Episode]) -> list[dict[str, object]]:
+    """``[{"cue", "n", "right_rate"}]`` over every candidate note of every decision
+    (phrase cues only where seen at least :data:`PHRASE_MIN` times)."""
+    seen: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    for view, note, rank, ok in candidate_notes(episodes):
+        for cue in note_cues(view, note, rank):
+            seen[cue] += 1
+            right[cue] += ok
     return [
         {"cue": cue, "n": seen[cue], "right_rate": round(right[cue] / seen[cue], 3)}
         for cue in sorted(seen)

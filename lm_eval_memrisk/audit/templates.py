@@ -16,13 +16,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from lm_eval_memrisk.audit.cues import candidate_notes
 from lm_eval_memrisk.audit.shortcuts import TOOL_RESULT
-from lm_eval_memrisk.audit.view import AUDIT_PRESENTATION, read_view
-from lm_eval_memrisk.episodes.normalize import contains_value
 from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.generator.templates import catalog, tag
-from lm_eval_memrisk.generator.verify import action_content
-from lm_eval_memrisk.running.runner import decision_prompts
 
 #: Fewest attributed notes for a template to be held to the band.
 TEMPLATE_MIN = 8
@@ -36,24 +33,12 @@ def template_table(episodes: Iterable[Episode]) -> list[dict[str, Any]]:
     ``n >= TEMPLATE_MIN``)."""
     seen: Counter[str] = Counter()
     right: Counter[str] = Counter()
-    for ep in episodes:
-        for prompt in decision_prompts(ep, None, AUDIT_PRESENTATION):
-            dp = ep.event(prompt.decision_id)
-            view = read_view(prompt.messages, dict(dp.naive or {}))
-            content = action_content(dp.reference or {})
-            for key in view.keys:
-                for note in view.candidates(key):
-                    ok = contains_value(content, note.value)
-                    tags = {
-                        t
-                        for i in view.mentions(note.value)
-                        if not TOOL_RESULT.match(view.messages[i][1])
-                        for t in [tag(view.messages[i][1], note.value)]
-                        if t is not None
-                    }
-                    for t in tags:
-                        seen[t] += 1
-                        right[t] += ok
+    for view, note, _, ok in candidate_notes(episodes):
+        said = [view.messages[i][1] for i in view.mentions(note.value)]
+        tags = {tag(text, note.value) for text in said if not TOOL_RESULT.match(text)}
+        for t in (t for t in tags if t is not None):
+            seen[t] += 1
+            right[t] += ok
     texts = catalog()
     rows = []
     for tid in sorted(seen, key=lambda t: (-seen[t], t)):
