@@ -66,7 +66,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="search seed")
     p.add_argument("--seeds", help="comma-separated search seeds, e.g. 0,1,2 (overrides --seed)")
     p.add_argument(
-        "--strategy", default="guided", help=f"{' | '.join(STRATEGIES)} (comma-separated for several)"
+        "--strategy",
+        default="guided",
+        help=f"{' | '.join(STRATEGIES)} (comma-separated for several; margin and "
+        "margin-only need a planted-weakness agent, weak:NAME)",
     )
     p.add_argument(
         "--compare", action="store_true", help="run guided, random and coverage at the same budget"
@@ -90,11 +93,11 @@ def _int_list(text: str, what: str) -> list[int]:
 
 
 def options_from(args: argparse.Namespace) -> FuzzOptions:
-    from lm_eval_memrisk.fuzz.guidance import STRATEGIES
+    from lm_eval_memrisk.fuzz.guidance import COMPARED
     from lm_eval_memrisk.fuzz.pipeline import FuzzOptions
 
     strategies = (
-        list(STRATEGIES)
+        list(COMPARED)
         if args.compare
         else [s.strip() for s in args.strategy.split(",") if s.strip()]
     )

@@ -15,6 +15,11 @@ point, so unique failures = distinct planted weaknesses triggered; a failing mut
 where no weakness acts is a *false positive* (the agent replied as the oracle, so the
 mutant's ground truth is wrong).  Without one, the root cause is (targeted risk, role
 of the memory item the failing check implicates).
+
+With a margin source (:mod:`.margins`; a planted-weakness agent's), every executed
+mutant's margin is compared with its parent's; the change goes to the strategy (the
+``margin`` strategies reward a shrinking margin) and into the record
+(:attr:`Executed.margin`: margin before and after).
 """
 
 from __future__ import annotations
@@ -39,7 +44,14 @@ from lm_eval_memrisk.fuzz.coverage import (
     universe_size,
 )
 from lm_eval_memrisk.fuzz.execute import Executor, judge, last_record
-from lm_eval_memrisk.fuzz.guidance import Entry, StaticKey, Strategy, make_strategy
+from lm_eval_memrisk.fuzz.guidance import (
+    MARGIN_STRATEGIES,
+    Entry,
+    StaticKey,
+    Strategy,
+    make_strategy,
+)
+from lm_eval_memrisk.fuzz.margins import MarginChange, MarginSource, margin_change
 from lm_eval_memrisk.fuzz.mutate import Mutant, mutate
 from lm_eval_memrisk.fuzz.seeds import Seed
 from lm_eval_memrisk.fuzz.validate_mutant import check_mutant
@@ -68,6 +80,8 @@ class Executed:
     planted: str | None = None
     """The planted weakness acting at the decision point (planted-weakness SUT only)."""
     planted_sut: bool = False
+    margin: MarginChange | None = None
+    """The mutant's margin against its parent's (margin source only)."""
 
     @property
     def op(self) -> str:
@@ -142,7 +156,15 @@ class RunResult:
             "attempts": self.attempts,
             "model_calls": self.model_calls,
             **self.planted_summary(),
+            **self.margin_summary(),
         }
+
+    def margin_summary(self) -> dict[str, Any]:
+        """Executed mutants whose margin shrank (and still pass by it), when recorded."""
+        changes = [e.margin for e in self.executed if e.margin is not None]
+        if not changes:
+            return {}
+        return {"margin_shrinks": sum(1 for m in changes if m.shrink > 0 and not m.fired)}
 
     def planted_summary(self) -> dict[str, Any]:
         if self.planted_total is None:
@@ -167,12 +189,16 @@ def run_campaign(
     max_depth: int = 3,
     progress: bool = True,
     planted: WeakAgent | None = None,
+    margins: MarginSource | None = None,
 ) -> RunResult:
     """Fuzz for ``budget`` mutant executions (see the module docstring).
 
-    ``planted``: the planted-weakness agent behind ``executor``, for root causes."""
+    ``planted``: the planted-weakness agent behind ``executor``, for root causes;
+    ``margins``: the system's margin source (required by the margin strategies)."""
     if not seeds:
         raise ValueError("no seeds to fuzz")
+    if strategy in MARGIN_STRATEGIES and margins is None:
+        raise ValueError(f"strategy {strategy!r} needs a margin source (a planted-weakness agent)")
     rng = random.Random(f"memrisk-fuzz:{strategy}:{seed}")
     entries = [_entry(s) for s in seeds]
     search = make_strategy(strategy, entries, rng, max_depth)
@@ -199,7 +225,7 @@ def run_campaign(
             if mutant is not None:
                 pending.append(mutant)
         if pending:
-            _execute(pending, executor, search, result, planted)
+            _execute(pending, executor, search, result, planted, margins)
             bar.update(len(pending))
             bar.set_postfix(
                 failures=sum(not e.passed for e in result.executed), unique=len(result.unique)
@@ -255,6 +281,7 @@ def _execute(
     search: Any,
     result: RunResult,
     planted: WeakAgent | None,
+    margins: MarginSource | None = None,
 ) -> None:
     parents = [e for e, _ in pending if e.record is None]
     traces = executor.run([e.episode for e in parents] + [m.episode for _, m in pending])
@@ -270,7 +297,8 @@ def _execute(
         div = divergence(entry.record, rec)
         child = Entry(episode=mutant.episode, exp=mutant.exp, chain=mutant.chain, record=rec)
         new_shapes = sum(1 for p in pts - covered_before if p[0] == SHAPE)
-        search.feedback(entry, child, mutant.op, new, div, new_shapes)
+        change = _margin_change(entry, child, margins)
+        search.feedback(entry, child, mutant.op, new, div, new_shapes, margin=change)
         # labels: computed after the feedback, for the report only
         verdict = judge(mutant.episode, mutant.exp, trace)
         parent_ok = judge(entry.episode, entry.exp, executor.run([entry.episode])[0]).passed
@@ -291,6 +319,7 @@ def _execute(
                 else None
             ),
             planted_sut=planted is not None,
+            margin=change,
         )
         result.executed.append(done)
         for key in done.keys:
@@ -304,3 +333,13 @@ def _execute(
                 "coverage": measured(result.coverage) / result.universe if result.universe else 0.0,
             }
         )
+
+
+def _margin_change(parent: Entry, child: Entry, source: MarginSource | None) -> MarginChange | None:
+    """The child's margin against its parent's (each computed once and kept on the entry)."""
+    if source is None:
+        return None
+    if parent.margins is None:
+        parent.margins = source(parent.episode)
+    child.margins = source(child.episode)
+    return margin_change(parent.margins, child.margins)

@@ -17,7 +17,8 @@ from typing import Any
 from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.fuzz.campaign import RunResult, run_campaign
 from lm_eval_memrisk.fuzz.execute import Executor
-from lm_eval_memrisk.fuzz.guidance import STRATEGIES
+from lm_eval_memrisk.fuzz.guidance import COMPARED, MARGIN_STRATEGIES, STRATEGIES
+from lm_eval_memrisk.fuzz.margins import planted_source
 from lm_eval_memrisk.fuzz.report import write_all
 from lm_eval_memrisk.fuzz.seeds import make_seeds, select_episodes
 from lm_eval_memrisk.running.runner import Generate
@@ -68,7 +69,7 @@ class FuzzOptions:
         if self.max_gen_toks != 128:
             argv += ["--max-gen-toks", str(self.max_gen_toks)]
         argv += ["--budget", str(self.budget), "--seeds", ",".join(map(str, self.seeds))]
-        if set(self.strategies) == set(STRATEGIES) and len(self.strategies) == len(STRATEGIES):
+        if tuple(self.strategies) == COMPARED:
             argv.append("--compare")
         else:
             argv += ["--strategy", ",".join(self.strategies)]
@@ -103,6 +104,8 @@ def run_line(run: RunResult) -> dict[str, Any]:
     if "planted" in s:
         line["planted"] = s["planted"]
         line["false_positives"] = s["false_positives"]
+    if "margin_shrinks" in s:
+        line["margin_shrinks"] = s["margin_shrinks"]
     return line
 
 
@@ -127,6 +130,12 @@ def run_fuzz(options: FuzzOptions) -> tuple[dict[str, Any], list[RunResult]]:
         raise MemriskError(f"no usable seed checkpoints (skipped: {skipped})")
     policy = make_policy(options.memory_policy)
     generate, name, planted = system_under_test(options)
+    margins = planted_source(planted) if planted is not None else None
+    if margins is None and any(s in MARGIN_STRATEGIES for s in options.strategies):
+        raise MemriskError(
+            "the margin strategies need a system under test that exposes margins: "
+            "a planted-weakness agent (--agent weak:NAME)"
+        )
     batch = max(options.batch, 1)
     executor = Executor(generate, name, policy, chunk=batch)
     started = time.monotonic()
@@ -134,6 +143,7 @@ def run_fuzz(options: FuzzOptions) -> tuple[dict[str, Any], list[RunResult]]:
         run_campaign(
             seeds, executor, strategy, options.budget, s, batch=batch,
             max_depth=options.max_depth, progress=options.progress, planted=planted,
+            margins=margins,
         )
         for strategy in options.strategies
         for s in options.seeds

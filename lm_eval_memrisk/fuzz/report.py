@@ -5,6 +5,10 @@ an id wins), (parent passes, mutant fails) pairs first; it is a normal episode f
 (``load_episodes(path, track="all")``) and runs as an lm-eval task with
 ``--tasks memriskbench_rN --metadata '{"episodes": "DIR/found.jsonl"}'``.
 Unique failures and coverage at B are reported as mean +- sd (sample sd) over seeds.
+With a margin source (a planted-weakness agent), every ``mutants.jsonl`` line carries
+the mutant's ``margin`` against its parent's (``before``, ``after``, ``shrink``, the
+``cause`` that shrank most, ``fired``; :class:`lm_eval_memrisk.fuzz.margins.MarginChange`),
+and the found list of ``report.md`` shows margin before -> after.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ def write_mutants(path: Path, runs: Sequence[RunResult]) -> None:
                         "new_points": e.new_points,
                         "divergence": e.divergence,
                         "reply": e.reply,
+                        "margin": e.margin.to_json() if e.margin is not None else None,
                     },
                     sort_keys=True,
                     ensure_ascii=False,
@@ -86,6 +91,8 @@ def table(runs: Sequence[RunResult]) -> dict[str, dict[str, Any]]:
                 for k in ("unique_failures", "coverage", "failures", "pairs", "executed")
             },
         }
+        if all("margin_shrinks" in s for s in mine):
+            row["margin_shrinks"] = mean_sd([s["margin_shrinks"] for s in mine])
         if all("planted" in s for s in mine):
             row["false_positives"] = mean_sd([s["false_positives"] for s in mine])
             found = sorted({w for s in mine for w in s["first_detection"]})
@@ -181,6 +188,8 @@ def markdown(report: Mapping[str, Any], found: Sequence[Executed], out_dir: str)
     for e in found[:50]:
         fails = ", ".join(f"{k} [{role}]" for k, role in e.failing)
         tag = "pair" if e.pair else "parent also fails"
+        if e.margin is not None:
+            tag += f"; margin {e.margin.before:g} -> {e.margin.after:g}"
         lines.append(
             f"- `{e.episode.id}` ({e.episode.risk}; {' > '.join(e.operators)}; {tag}): {fails}"
         )

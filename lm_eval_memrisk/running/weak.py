@@ -148,56 +148,108 @@ def _recording(adversary: str, chosen: list[ItemState]) -> Chooser:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """One condition of a weakness's trigger: a :class:`Structure` field that must be at
+    least ``at_least`` (a count of turns or updates), or, with ``at_least`` None, a flag
+    that must be true.
+
+    :meth:`shortfall` grades how far the condition is from being met, on [0, 1]: 0 when
+    it is met; for a flag 1 when it is false; for a threshold k the missing part
+    ``(k - value) / k``, and 1 when the field has no value (no live note, no constraint).
+    """
+
+    field: str
+    at_least: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.field if self.at_least is None else f"{self.field}>={self.at_least}"
+
+    def value(self, s: Structure) -> int | bool | None:
+        value: int | bool | None = getattr(s, self.field)
+        return value
+
+    def shortfall(self, s: Structure) -> float:
+        value = self.value(s)
+        if self.at_least is None:
+            return 0.0 if value else 1.0
+        if value is None:
+            return 1.0
+        return max(0, self.at_least - int(value)) / self.at_least
+
+    def met(self, s: Structure) -> bool:
+        return self.shortfall(s) == 0.0
+
+
+def _gap(k: int) -> Condition:
+    return Condition("gap", k)
+
+
+def _updates(k: int) -> Condition:
+    return Condition("updates", k)
+
+
+def _age(k: int) -> Condition:
+    return Condition("constraint_age", k)
+
+
+FOREIGN_NEWER = Condition("foreign_newer")
+INDIRECT = Condition("indirect")
+CONFLICT = Condition("conflict")
+REVOKED = Condition("revoked")
+
+
+@dataclass(frozen=True)
 class Weakness:
-    """One planted weakness: a structural trigger and the wrong choice it causes."""
+    """One planted weakness: a structural trigger (all of ``conditions`` met) and the
+    wrong choice it causes (``adversary``)."""
 
     name: str
     description: str
-    trigger: Callable[[Structure], bool]
+    conditions: tuple[Condition, ...]
     adversary: str
 
-
-def _at_least(value: int | None, k: int) -> bool:
-    return value is not None and value >= k
+    def trigger(self, s: Structure) -> bool:
+        """Whether the weakness fires on a decision of structure ``s``."""
+        return all(c.met(s) for c in self.conditions)
 
 
 WEAKNESSES: dict[str, Weakness] = {
     w.name: w
     for w in (
         Weakness("gap6", "uses the oldest value of a key last written >= 6 turns before the request",
-                 lambda s: _at_least(s.gap, 6), "stale"),
+                 (_gap(6),), "stale"),
         Weakness("gap10", "uses the oldest value of a key last written >= 10 turns before the request",
-                 lambda s: _at_least(s.gap, 10), "stale"),
+                 (_gap(10),), "stale"),
         Weakness("churn1", "uses the oldest value of a key that was updated at least once",
-                 lambda s: s.updates >= 1, "stale"),
+                 (_updates(1),), "stale"),
         Weakness("churn2", "uses the oldest value of a key that was updated at least twice",
-                 lambda s: s.updates >= 2, "stale"),
+                 (_updates(2),), "stale"),
         Weakness("churn3", "uses the oldest value of a key that was updated at least three times",
-                 lambda s: s.updates >= 3, "stale"),
+                 (_updates(3),), "stale"),
         Weakness("scope-bleed", "takes another scope's newer note of the same key",
-                 lambda s: s.foreign_newer, "leaky"),
+                 (FOREIGN_NEWER,), "leaky"),
         Weakness("indirect", "uses the oldest value when the request does not name the key",
-                 lambda s: s.indirect, "stale"),
+                 (INDIRECT,), "stale"),
         Weakness("newest-wins", "ignores trust and corrections: the newest in-scope note wins",
-                 lambda s: s.conflict, "newest"),
+                 (CONFLICT,), "newest"),
         Weakness("revoked-blind", "uses the oldest value of a key that had an item revoked",
-                 lambda s: s.revoked, "stale"),
+                 (REVOKED,), "stale"),
         Weakness("decay4", "ignores a constraint declared >= 4 turns before the request",
-                 lambda s: _at_least(s.constraint_age, 4), "constraint-blind"),
+                 (_age(4),), "constraint-blind"),
         Weakness("decay8", "ignores a constraint declared >= 8 turns before the request",
-                 lambda s: _at_least(s.constraint_age, 8), "constraint-blind"),
+                 (_age(8),), "constraint-blind"),
         Weakness("churn-bleed", "takes another scope's newer note of a key that was also updated",
-                 lambda s: s.foreign_newer and s.updates >= 1, "leaky"),
+                 (FOREIGN_NEWER, _updates(1)), "leaky"),
         Weakness("decay-churn", "ignores a constraint >= 4 turns old on a key that was also updated",
-                 lambda s: _at_least(s.constraint_age, 4) and s.updates >= 1, "constraint-blind"),
+                 (_age(4), _updates(1)), "constraint-blind"),
         Weakness("decay-indirect", "ignores a constraint >= 4 turns old when the request does not name the key",
-                 lambda s: _at_least(s.constraint_age, 4) and s.indirect, "constraint-blind"),
+                 (_age(4), INDIRECT), "constraint-blind"),
         Weakness("churn2-indirect", "uses the oldest value of a key updated twice when the request does not name it",
-                 lambda s: s.updates >= 2 and s.indirect, "stale"),
+                 (_updates(2), INDIRECT), "stale"),
         Weakness("deep-chain", "ignores a constraint >= 4 turns old on an updated key that another scope "
                  "also holds newer (no seed has two of the three conditions)",
-                 lambda s: _at_least(s.constraint_age, 4) and s.updates >= 1 and s.foreign_newer,
-                 "constraint-blind"),
+                 (_age(4), _updates(1), FOREIGN_NEWER), "constraint-blind"),
     )
 }
 
@@ -244,6 +296,27 @@ def _coin(seed: int, episode_id: str, decision_id: str, weakness: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
+def wrong_choice(
+    weakness: Weakness, episode: Episode, decision_id: str, state: StateSnapshot
+) -> str | None:
+    """The reply ``weakness``'s wrong memory choice gives at ``decision_id`` (whether or
+    not its trigger fires), or None where that reply would not differ from the oracle's
+    in the memory it uses (it equals the oracle's reply, every value it picks is in the
+    oracle's reply, or the naive action cannot be filled).  ``state`` is the snapshot
+    before the decision."""
+    dp = episode.event(decision_id)
+    if not dp.naive:
+        return None
+    oracle = action_to_reply(dict(dp.reference or {"answer": ""}))
+    chosen: list[ItemState] = []
+    try:
+        reply = action_to_reply(fill(dict(dp.naive), state, _recording(weakness.adversary, chosen)))
+    except _Unfillable:
+        return None
+    same_values = all(contains_value(oracle, i.value) for i in chosen)
+    return reply if reply != oracle and not same_values else None
+
+
 class WeakAgent:
     """A scripted agent with planted weaknesses (see the module docstring)."""
 
@@ -265,7 +338,6 @@ class WeakAgent:
         dp = episode.event(decision_id)
         if not dp.naive:
             return []
-        oracle = action_to_reply(dict(dp.reference or {"answer": ""}))
         s = structure(episode, decision_id)
         state: StateSnapshot | None = None
         out = []
@@ -273,13 +345,8 @@ class WeakAgent:
             if not w.trigger(s):
                 continue
             state = state or snapshot(episode, events_before(episode, decision_id))
-            chosen: list[ItemState] = []
-            try:
-                reply = action_to_reply(fill(dict(dp.naive), state, _recording(w.adversary, chosen)))
-            except _Unfillable:
-                continue
-            same_values = all(contains_value(oracle, i.value) for i in chosen)
-            if reply != oracle and not same_values:
+            reply = wrong_choice(w, episode, decision_id, state)
+            if reply is not None:
                 out.append((w.name, reply))
         return out
 
