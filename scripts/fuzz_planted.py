@@ -7,7 +7,7 @@ call as ``memrisk fuzz`` (:func:`lm_eval_memrisk.fuzz.pipeline.run_fuzz`), and w
 ``table.md``, ``results.json`` and ``budget_curve.png`` into ``--out``.
 
 Seeds for tuning and for the report are kept apart (issue #30): tune the schedule
-(``guidance.MARGIN_WEIGHT``, ``guidance.EXPLORE``) with ``--tuning`` (seeds 100-104),
+(``guidance.MARGIN_SCHEDULE``) with ``--tuning`` (seeds 100-104),
 then run the report once on the report seeds 0-4 (the default).  One invocation never
 mixes the two sets.
 
@@ -83,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
                 "false_positives": [sum(e.false_positive for e in r.executed) for r in mine],
                 "roots_used": [r.summary()["roots_used"] for r in mine],
                 "margin_shrinks": [r.summary()["margin_shrinks"] for r in mine],
+                "margin_probes": [r.margin_probes for r in mine],
+                "parent_fails": [sum(not e.parent_passed for e in r.executed) for r in mine],
                 "first_detection": {w: sorted(v) for w, v in sorted(found.items())},
             })
             if budget == max(budgets):
@@ -92,13 +94,13 @@ def main(argv: list[str] | None = None) -> int:
                                                       indent=1, sort_keys=True) + "\n", encoding="utf-8")
     total = rows[0]["total"] if rows else 0
     header = (f"| strategy | B | weaknesses triggered (of {total}) | pairs | false positives | roots used | "
-              "margin shrinks | first detection: weakness (runs that found it, median budget) |")
-    lines = [header, "|---|---|---|---|---|---|---|---|"]
+              "margin shrinks | parent already fails | first detection: weakness (runs that found it, median budget) |")
+    lines = [header, "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         det = "; ".join(f"{w} ({len(v)}, {statistics.median(v):g})" for w, v in r["first_detection"].items())
         lines.append(f"| {r['strategy']} | {r['budget']} | {_pm(r['triggered'])} | {_pm(r['pairs'])} | "
                      f"{_pm(r['false_positives'])} | {_pm(r['roots_used'])} | {_pm(r['margin_shrinks'])} | "
-                     f"{det} |")
+                     f"{_pm(r['parent_fails'])} | {det} |")
     lines += ["", "; ".join(ratios(rows, budgets))]
     (args.out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     _plot(args.out / "budget_curve.png", curves)

@@ -14,10 +14,13 @@ from test_fuzz_episodes import all_seed_episodes
 from lm_eval_memrisk.cli import main
 from lm_eval_memrisk.episodes.codec import dumps_episode
 from lm_eval_memrisk.fuzz.guidance import (
+    MARGIN_ONLY_SCHEDULE,
+    MARGIN_SCHEDULE,
     MARGIN_WEIGHT,
     Entry,
     MarginGuided,
     MarginOnly,
+    MarginSchedule,
     make_strategy,
 )
 from lm_eval_memrisk.fuzz.margins import MarginChange, Margins, margin_change
@@ -154,3 +157,60 @@ def test_the_planted_study_keeps_tuning_and_report_seeds_apart() -> None:
     assert script.seed_problem(script.REPORT_SEEDS, tuning=False) is None
     assert script.seed_problem((0, 100), tuning=False) is not None  # mixed
     assert script.seed_problem((0,), tuning=True) is not None  # tuning on a report seed
+
+
+def test_the_documented_margin_schedule() -> None:
+    """The ``margin`` schedule tuned on seeds 100-104 (docs/fuzzer.md's tuning table);
+    ``margin-only`` keeps the untuned starting point."""
+    assert MARGIN_SCHEDULE == MarginSchedule(
+        weight=12.0, explore=0.75, failing=0.0, solved=0.0, record=0.0, redraws=8, probe=True
+    )
+    assert MARGIN_ONLY_SCHEDULE == MarginSchedule(weight=12.0, explore=0.5, failing=1.0, solved=1.0)
+    es = entries()
+    assert make_strategy("margin", es, random.Random(0)).explore == 0.75
+    assert make_strategy("margin-only", entries(), random.Random(0)).explore == 0.5
+
+
+def test_the_schedule_skips_failing_parents_and_solved_causes() -> None:
+    es = entries()
+    fails = Margins((("gap10", 0.0), ("deep-chain", 0.75)))
+    passes = Margins((("gap10", 0.5), ("deep-chain", 0.75)))
+    for n, e in enumerate(es):
+        e.margins = passes if n else fails
+    g = MarginGuided(es, random.Random(0))
+    es[0].energy = 100.0  # highest energy, but the system already fails it
+    assert g.best() is not es[0]
+    assert all(g.root() is not es[0] for _ in range(200))  # root picks redraw past it
+    # a cause already reached (gap10 fired at a parent) earns nothing when it shrinks again;
+    # a cause not reached yet (deep-chain) earns weight x its drop
+    seen = child_of(es[0])
+    seen.margins = fails
+    assert g.schedule_gain(es[0], seen, margin_change(fails, fails)) == 0.0  # notes gap10 reached
+    parent = es[1]
+    closer_gap, closer_deep = child_of(parent), child_of(parent)
+    closer_gap.margins = Margins((("gap10", 0.25), ("deep-chain", 0.75)))
+    closer_deep.margins = Margins((("gap10", 0.5), ("deep-chain", 0.5)))
+    assert g.schedule_gain(parent, closer_gap, margin_change(passes, closer_gap.margins)) == 0.0
+    assert g.schedule_gain(parent, closer_deep, margin_change(passes, closer_deep.margins)) == \
+        pytest.approx(MARGIN_SCHEDULE.weight * 0.25)
+    # the untuned schedule (margin-only) rewards both and keeps failing parents
+    m = MarginOnly(es, random.Random(0))
+    assert m.schedule_gain(parent, closer_gap, margin_change(passes, closer_gap.margins)) == \
+        pytest.approx(12.0 * 0.25)
+    assert m.best() is es[0]
+
+
+def test_probing_reads_a_roots_margin_once() -> None:
+    es = entries()
+    failing = {id(e.episode) for e in es[::4]}  # a quarter of the roots fail
+    calls: list[int] = []
+
+    def source(episode):  # noqa: ANN001, ANN202
+        calls.append(id(episode))
+        return Margins((("gap10", 0.0 if id(episode) in failing else 0.5),))
+
+    g = MarginGuided(es, random.Random(0))
+    g.source = source
+    picked = [g.root() for _ in range(50)]
+    assert all(e.margins is not None and not e.margins.fired for e in picked)
+    assert g.probes == len(calls) == len(set(calls))  # each root probed at most once

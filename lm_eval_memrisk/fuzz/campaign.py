@@ -127,6 +127,8 @@ class RunResult:
     """Number of planted weaknesses of the SUT (None: not a planted-weakness agent)."""
     model_calls: int = 0
     """Decision points this run sent to the system under test (cache misses)."""
+    margin_probes: int = 0
+    """Roots whose margin the strategy read before picking them (``margin``'s probe)."""
     seconds: float = 0.0
     """Wall time (not written to the outputs, which stay byte-identical for a seed)."""
 
@@ -164,7 +166,10 @@ class RunResult:
         changes = [e.margin for e in self.executed if e.margin is not None]
         if not changes:
             return {}
-        return {"margin_shrinks": sum(1 for m in changes if m.shrink > 0 and not m.fired)}
+        return {
+            "margin_shrinks": sum(1 for m in changes if m.shrink > 0 and not m.fired),
+            "margin_probes": self.margin_probes,
+        }
 
     def planted_summary(self) -> dict[str, Any]:
         if self.planted_total is None:
@@ -202,6 +207,8 @@ def run_campaign(
     rng = random.Random(f"memrisk-fuzz:{strategy}:{seed}")
     entries = [_entry(s) for s in seeds]
     search = make_strategy(strategy, entries, rng, max_depth)
+    if margins is not None and hasattr(search, "source"):
+        search.source = margins
     seed_pairs = {
         (s.episode.risk, c.kind) for s in seeds for c in s.episode.decision_points[-1].checks
     }
@@ -232,6 +239,7 @@ def run_campaign(
             )
     bar.close()
     result.model_calls = executor.calls - calls_before
+    result.margin_probes = int(getattr(search, "probes", 0))
     result.seconds = time.monotonic() - started
     return result
 

@@ -15,23 +15,28 @@
   below the depth limit, so random search chains operators too), a random operator
   order, the first valid mutant; no feedback signal.
 * ``margin`` — coverage-only's queue with the system's *margin* as the first signal
-  (issue #30; needs a margin source, :mod:`.margins`: a planted-weakness agent).
-  gain = :data:`MARGIN_WEIGHT` x shrink + log(1 + new coverage points) +
-  :data:`SHAPE_BONUS` x new shapes, where shrink is the largest drop of one cause's
-  margin from parent to mutant (:func:`.margins.margin_change`; planted margins are on
-  [0, 1], so a deep-chain condition met is a drop of 1/4, worth 3 = one new shape),
-  counted only while the mutant's margin stays > 0 (it still passes: a mutant at
-  margin <= 0 fails, and its failure is already found).  The rest is as guided: a
-  mutant with gain > 0 joins with energy 1 + gain, its parent gets gain / 2, the
-  :data:`EXPLORE` share of picks goes to a random root, and ties between entries of
-  equal ``energy / (1 + picks)`` go to the earlier one (its rank), so a run is
+  (issue #30; needs a margin source, :mod:`.margins`: a planted-weakness agent), on the
+  schedule :data:`MARGIN_SCHEDULE` (:class:`MarginSchedule`).  gain = weight x shrink +
+  log(1 + new coverage points) + :data:`SHAPE_BONUS` x new shapes, where shrink is the
+  largest drop from parent to mutant of one cause's margin, among causes no parent or
+  mutant of the run has brought to <= 0 yet (``solved`` = 0: a cause already reached earns
+  nothing more; planted margins are on [0, 1], so a deep-chain condition met is a drop of
+  1/4, worth 3 = one new shape), counted only while the mutant's margin stays > 0 (it
+  still passes: a mutant at margin <= 0 fails, and its failure is already found).  A
+  mutant with gain > 0 joins with energy 1 + gain, its parent gets gain / 2.  A share
+  ``explore`` = 0.75 of the picks goes to a random root; with ``probe`` the root's margin
+  is read first (one parent run, outside the budget like every parent run) and the pick
+  is redrawn (at most ``redraws`` times) while the root already fails (``failing`` = 0);
+  otherwise the entry with the highest ``energy / (1 + picks)`` (0 for an entry whose
+  margin is <= 0) is mutated, ties to the earlier entry (its rank), so a run is
   deterministic for its seed.
-* ``margin-only`` — ``margin`` without coverage: gain = :data:`MARGIN_WEIGHT` x shrink,
-  the first valid mutant is executed (no static-coverage pick); same root share.
+* ``margin-only`` — gain = weight x shrink on any cause (:data:`MARGIN_ONLY_SCHEDULE`,
+  the untuned starting point: weight 12, root share 0.5, no probe, failing parents kept),
+  no coverage terms; the first valid mutant is executed (no static-coverage pick).
 
-:data:`MARGIN_WEIGHT` and :data:`EXPLORE` are to be tuned on the tuning seeds only
-(``scripts/fuzz_planted.py --tuning``: seeds 100-104), never on the report seeds 0-4;
-the values here are the untuned starting point.
+:data:`MARGIN_SCHEDULE` was tuned on the tuning seeds only (``scripts/fuzz_planted.py
+--tuning``: seeds 100-104), never on the report seeds 0-4; docs/fuzzer.md keeps the
+tuning table.
 
 Guided and coverage-only differ exactly by the divergence term, a behavioural signal
 (did the reply's kind, tool, arguments or used items change from the parent's?).  It
@@ -53,7 +58,7 @@ from typing import Any
 from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.trace import DecisionRecord
 from lm_eval_memrisk.fuzz.expectation import Expectation
-from lm_eval_memrisk.fuzz.margins import MarginChange, Margins
+from lm_eval_memrisk.fuzz.margins import MarginChange, Margins, MarginSource
 from lm_eval_memrisk.fuzz.operators import OPERATORS
 
 STRATEGIES = ("guided", "random", "coverage", "margin", "margin-only")
@@ -169,9 +174,16 @@ class Guided(Strategy):
         (the earlier entry) on a tie."""
         return max(self.corpus, key=lambda e: (e.energy / (1 + e.picks), -e.rank))
 
+    explore = EXPLORE
+    """Share of picks that go to a uniformly random root (the root-breadth share)."""
+
+    def root(self) -> Entry:
+        """A uniformly random root seed (the root-breadth share of the picks)."""
+        return self.seeds[self.rng.randrange(len(self.seeds))]
+
     def choose(self) -> tuple[Entry, list[str]]:
-        if self.rng.random() < EXPLORE:
-            entry = self.seeds[self.rng.randrange(len(self.seeds))]
+        if self.rng.random() < self.explore:
+            entry = self.root()
         else:
             entry = self.best()
         entry.picks += 1
@@ -212,30 +224,146 @@ class CoverageOnly(Guided):
     use_divergence = False
 
 
-def margin_gain(margin: MarginChange | None) -> float:
-    """:data:`MARGIN_WEIGHT` x the mutant's margin shrink, 0 once its margin is <= 0."""
+@dataclass(frozen=True)
+class MarginSchedule:
+    """The energy schedule of the ``margin`` strategies (see the module docstring)."""
+
+    weight: float = MARGIN_WEIGHT
+    """Gain per unit of margin shrink."""
+    explore: float = EXPLORE
+    """Share of picks that go to a uniformly random root."""
+    failing: float = 1.0
+    """Factor on the priority of an entry whose margin is known to be <= 0 (the system
+    already fails it, so its mutants can never form a parent-pass/mutant-fail pair);
+    a root pick that lands on one is kept with this probability, else redrawn."""
+    solved: float = 1.0
+    """Factor on the shrink of a cause that has already reached margin <= 0 in this run."""
+    record: float = 0.0
+    """Extra gain when a mutant brings a cause not yet reached to a margin lower than
+    any seen so far in the run (a new record: the deep causes' intermediate steps)."""
+    redraws: int = 8
+    """Root redraws at most, when a root pick lands on a failing entry."""
+    probe: bool = False
+    """Read a root's margin before mutating it (a parent run, outside the budget like
+    every parent run), so that a root pick can skip a root the system already fails
+    (with ``failing`` < 1); otherwise a root's margin is known once it was a parent."""
+
+
+#: The ``margin`` strategy's schedule, tuned on the tuning seeds 100-104 only
+#: (docs/fuzzer.md, "Margin guidance": the tuning table).
+MARGIN_SCHEDULE = MarginSchedule(weight=12.0, explore=0.75, failing=0.0, solved=0.0, probe=True)
+#: The ``margin-only`` strategy's schedule (the untuned starting point).
+MARGIN_ONLY_SCHEDULE = MarginSchedule()
+
+
+def margin_gain(margin: MarginChange | None, weight: float = MARGIN_WEIGHT) -> float:
+    """``weight`` x the mutant's margin shrink, 0 once its margin is <= 0."""
     if margin is None or margin.fired:
         return 0.0
-    return MARGIN_WEIGHT * margin.shrink
+    return weight * margin.shrink
 
 
-class MarginGuided(CoverageOnly):
+class _MarginMixin(Guided):
+    """The margin schedule shared by ``margin`` and ``margin-only``."""
+
+    schedule = MARGIN_SCHEDULE
+
+    def __init__(self, seeds: Sequence[Entry], rng: random.Random, max_depth: int = 3,
+                 schedule: MarginSchedule | None = None):
+        super().__init__(seeds, rng, max_depth)
+        if schedule is not None:
+            self.schedule = schedule
+        self.explore = self.schedule.explore
+        self.reached: set[str] = set()
+        """Causes some executed mutant (or parent) of this run brought to margin <= 0."""
+        self.lowest: dict[str, float] = {}
+        """The lowest margin seen per cause in this run (parents and mutants)."""
+        self._margin_part = 0.0
+        self.source: MarginSource | None = None
+        """The system's margin source (set by the campaign; used by ``probe``)."""
+        self.probes = 0
+        """Roots whose margin was read before they were picked (``probe``)."""
+
+    def _failing(self, entry: Entry) -> bool:
+        if entry.margins is None and self.schedule.probe and self.source is not None:
+            entry.margins = self.source(entry.episode)
+            self.probes += 1
+        return entry.margins is not None and entry.margins.fired
+
+    def priority(self, entry: Entry) -> float:
+        p = entry.energy / (1 + entry.picks)
+        fails = entry.margins is not None and entry.margins.fired
+        return p * self.schedule.failing if fails else p
+
+    def best(self) -> Entry:
+        return max(self.corpus, key=lambda e: (self.priority(e), -e.rank))
+
+    def root(self) -> Entry:
+        entry = super().root()
+        if self.schedule.failing >= 1.0:
+            return entry
+        for _ in range(self.schedule.redraws):
+            if not self._failing(entry) or self.rng.random() < self.schedule.failing:
+                break
+            entry = super().root()
+        return entry
+
+    def schedule_gain(self, parent: Entry, child: Entry, margin: MarginChange | None) -> float:
+        """The margin part of a mutant's gain (and the run's bookkeeping of causes)."""
+        sch = self.schedule
+        if margin is None or child.margins is None:
+            return margin_gain(margin, sch.weight)  # only the change is known
+        before = dict(parent.margins.parts) if parent.margins is not None else {}
+        for cause, m in before.items():
+            self._note(cause, m)
+        gain = 0.0
+        if not margin.fired:
+            drops = [
+                (before.get(c, 1.0) - m) * (sch.solved if c in self.reached else 1.0)
+                for c, m in child.margins.parts
+            ]
+            gain = sch.weight * max([0.0, *drops])
+            if sch.record:
+                gain += sch.record * sum(
+                    1 for c, m in child.margins.parts
+                    if c not in self.reached and m < self.lowest.get(c, 1.0)
+                )
+        for cause, m in child.margins.parts:
+            self._note(cause, m)
+        return gain
+
+    def _note(self, cause: str, m: float) -> None:
+        if m <= 0.0:
+            self.reached.add(cause)
+        self.lowest[cause] = min(m, self.lowest.get(cause, 1.0))
+
+    def feedback(
+        self, parent: Entry, child: Entry, op: str, new_points: int, divergence: float,
+        new_shapes: int = 0, margin: MarginChange | None = None,
+    ) -> None:
+        self._margin_part = self.schedule_gain(parent, child, margin)
+        super().feedback(parent, child, op, new_points, divergence, new_shapes, margin)
+
+
+class MarginGuided(_MarginMixin, CoverageOnly):
     """Margin shrink first, state coverage second (see the module docstring)."""
 
     name = "margin"
+    use_divergence = False
 
     def mutant_gain(
         self, new_points: int, divergence: float, new_shapes: int, margin: MarginChange | None
     ) -> float:
-        return margin_gain(margin) + super().mutant_gain(new_points, divergence, new_shapes, margin)
+        return self._margin_part + math.log1p(new_points) + SHAPE_BONUS * new_shapes
 
 
-class MarginOnly(Guided):
+class MarginOnly(_MarginMixin):
     """Margin shrink as the only signal: no coverage, no static-coverage pick."""
 
     name = "margin-only"
     use_divergence = False
     candidates = 1
+    schedule = MARGIN_ONLY_SCHEDULE
 
     def pick(self, keys: Sequence[frozenset[StaticKey]], covered: set[StaticKey]) -> int:
         return 0
@@ -243,7 +371,7 @@ class MarginOnly(Guided):
     def mutant_gain(
         self, new_points: int, divergence: float, new_shapes: int, margin: MarginChange | None
     ) -> float:
-        return margin_gain(margin)
+        return self._margin_part
 
 
 def make_strategy(
