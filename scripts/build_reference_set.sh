@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=runs/reference
-mkdir -p "$OUT" runs/tmp
+mkdir -p "$OUT" runs/tmp runs/cache
 
 run_system() {  # name model policy presentation tools
   local name=$1 model=$2 policy=$3 presentation=$4 tools=$5
@@ -21,9 +21,10 @@ run_system() {  # name model policy presentation tools
   local tmp="runs/tmp/$name"
   rm -rf "$tmp"
   echo "== $name: $(date -u +%FT%TZ)"
+  # --use_cache: a run cut short continues where it stopped when the script is rerun
   memrisk eval --model llama-cpp --model_args "model=$model,n_threads=${N_THREADS:-2}" --tasks memriskbench \
     --metadata "{\"memory_policy\": \"$policy\", \"presentation\": \"$presentation\", \"tools\": \"$tools\"}" \
-    --apply_chat_template --log_samples --output_path "$tmp"
+    --apply_chat_template --log_samples --use_cache "runs/cache/$name" --output_path "$tmp"
   mv "$tmp/$model" "$OUT/$name"
   echo "== $name done: $(date -u +%FT%TZ)"
 }
@@ -49,7 +50,7 @@ declare -A WEAK=(
   [weak-decay8-p0.9]=decay8:p=0.9:seed=0
 )
 mapfile -t WEAK_NAMES < <(printf '%s\n' "${!WEAK[@]}" | sort)
-# The committed reference set (dataset v5, render 4).  Also runnable by name, not in it: the
+# The committed reference set (dataset v6, render 4).  Also runnable by name, not in it: the
 # embedding:3 policy run and the presentation/tool variants (README tables on v3).
 REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3" careful-assistant
            agent-stale agent-leaky agent-constraint-blind "${WEAK_NAMES[@]}")
@@ -72,7 +73,7 @@ for sys in "${@:-${ALL[@]}}"; do
       esac ;;
     agent-*) run_agent "$sys" "${sys#agent-}" ;;
     # replies written blind by a capable assistant (README "Capability range"), replayed
-    careful-assistant) run_agent "$sys" "replay:tests/data/careful_assistant/replies_v5.jsonl" ;;
+    careful-assistant) run_agent "$sys" "replay:tests/data/careful_assistant/replies_v6.jsonl" ;;
     weak-*) [ -n "${WEAK[$sys]:-}" ] || { echo "unknown planted profile $sys" >&2; exit 2; }
             run_agent "$sys" "weak:${WEAK[$sys]}" ;;
     rescore)

@@ -81,7 +81,7 @@ def _withholding_mutants() -> list[Episode]:
     out of scope or newly forbidden), from three R1 seeds."""
     from lm_eval_memrisk.episodes.loader import load_episodes
 
-    seeds, _ = make_seeds([e for e in load_episodes() if e.id in ("R1-easy-01", "R1-easy-04", "R1-easy-07")])
+    seeds, _ = make_seeds([e for e in load_episodes("v5") if e.id in ("R1-easy-01", "R1-easy-04", "R1-easy-07")])
     out = []
     for i, s in enumerate(seeds):
         for op in ("revoke_item", "move_scope", "declare_constraint"):

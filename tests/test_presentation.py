@@ -13,7 +13,6 @@ from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.episodes.render import (
     HISTORY_HEADER,
     INTRO,
-    MEMORY_RULES,
     NATIVE_REPLY_PROTOCOL,
     NOTES_HEADER,
     REPLY_PROTOCOL,
@@ -23,6 +22,7 @@ from lm_eval_memrisk.episodes.render import (
     decision_view,
     flatten,
     make_presentation,
+    memory_rules,
     render,
     tool_specs,
 )
@@ -65,8 +65,8 @@ def test_presentation_values_are_checked():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_system_message_is_fixed_first_then_the_tool_list(name):
-    fixed = f"{INTRO}\n\n{MEMORY_RULES}\n\n{REPLY_PROTOCOL}"
     for ep in EPISODES:
+        fixed = f"{INTRO}\n\n{memory_rules(ep.version)}\n\n{REPLY_PROTOCOL}"  # v6+: the authority rules
         system = render(ep, ep.decision_points[0].id, presentation=Presentation(name))[0]
         assert system["role"] == "system" and system["content"].startswith(fixed + "\n\nTools:\n")
         assert "Memory notes" not in system["content"]  # notes come after the transcript

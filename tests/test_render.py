@@ -93,4 +93,5 @@ def test_the_scripts_acknowledgements_are_not_shown(name: str) -> None:
         first = ep.decision_points[0].id
         run = EpisodeRun(ep, presentation=presentation)
         assert run.request().messages == render(ep, first, presentation=presentation), ep.id
-    assert hidden > 500 and kept > 50, (hidden, kept)
+    # `session` shows one session: on v6 30 other assistant turns stay in view (v5: over 50)
+    assert hidden > 500 and kept > (25 if name == "session" else 50), (hidden, kept)

@@ -18,7 +18,7 @@ def test_subset20_loads_the_version_it_was_selected_on() -> None:
     from lm_eval_memrisk.harness.docs import SUBSET_DIR
 
     version = SUBSET_VERSIONS["subset20"]
-    assert version in ("v4", "v5")
+    assert version in ("v4", "v5", "v6")
     subset = json.loads((SUBSET_DIR / "subset20.json").read_text(encoding="utf-8"))
     assert f"data={dataset_hash(version)}" in subset["signature"]  # selected on that version's runs
     rows = load_docs(track="main", subset="subset20")["test"]
@@ -30,13 +30,13 @@ def test_subset20_loads_the_version_it_was_selected_on() -> None:
     assert {row["dataset_hash"] for row in rows} == {dataset_hash(version)}
 
 
-def test_default_tasks_load_v5() -> None:
+def test_default_tasks_load_v6() -> None:
     pytest.importorskip("datasets")
     from lm_eval_memrisk.harness.dataset import load_docs
 
     rows = load_docs(risk="R4")["test"]
-    assert {r["version"] for r in rows} == {"5.0"} and len(rows) == 24
-    assert {r["dataset_hash"] for r in rows} == {dataset_hash("v5")}
+    assert {r["version"] for r in rows} == {"6.0"} and len(rows) == 24
+    assert {r["dataset_hash"] for r in rows} == {dataset_hash("v6")}
 
 
 def test_log_readers_verify_against_the_version_a_sample_names() -> None:
@@ -47,20 +47,20 @@ def test_log_readers_verify_against_the_version_a_sample_names() -> None:
     assert v1["R1-easy-01"] != v2["R1-easy-01"]
 
 
-def test_v5_is_the_default_and_v2_v4_load_by_name() -> None:
-    """v5 is what a plain load, the generator and the tasks use; v4, v3 and v2 (the
-    previous defaults, behind every v4, v3 and v2 result) still load by name."""
+def test_v6_is_the_default_and_v2_v5_load_by_name() -> None:
+    """v6 is what a plain load, the generator and the tasks use; v5, v4, v3 and v2 (the
+    previous defaults, behind every v5, v4, v3 and v2 result) still load by name."""
     from lm_eval_memrisk.episodes.loader import DEFAULT_DATASET
     from lm_eval_memrisk.generator.build import DEFAULT_VERSION
 
-    assert DEFAULT_DATASET == "v5" and DEFAULT_VERSION == "v5"
-    assert load_episodes() == load_episodes("v5")
-    for name, field in (("v2", "2.0"), ("v3", "3.0"), ("v4", "4.0"), ("v5", "5.0")):
+    assert DEFAULT_DATASET == "v6" and DEFAULT_VERSION == "v6"
+    assert load_episodes() == load_episodes("v6")
+    for name, field in (("v2", "2.0"), ("v3", "3.0"), ("v4", "4.0"), ("v5", "5.0"), ("v6", "6.0")):
         episodes = load_episodes(name, track="all")
         assert len(episodes) == 144 and {e.version for e in episodes} == {field}
-    assert len({dataset_hash(v) for v in ("v1", "v2", "v3", "v4", "v5")}) == 5
+    assert len({dataset_hash(v) for v in ("v1", "v2", "v3", "v4", "v5", "v6")}) == 6
     known = known_datasets()
-    for name, field in (("v3", "3.0"), ("v4", "4.0"), ("v5", "5.0")):
+    for name, field in (("v3", "3.0"), ("v4", "4.0"), ("v5", "5.0"), ("v6", "6.0")):
         assert known[dataset_hash(name)].episodes["R1-easy-01"].version == field
 
 

@@ -586,7 +586,7 @@ class Standing:
     """Main-track episodes of the comparison: the whole track of the dataset, or, when no
     system ran the whole track, every main-track episode any listed system ran or owes."""
     track: int
-    """Main-track episodes of the dataset (e.g. 120 on v5)."""
+    """Main-track episodes of the dataset (e.g. 120 on v6)."""
     missing: tuple[str, ...]
     rows_removed: tuple[str, ...] = ()
     """Samples files of the system whose rows were removed (:attr:`SystemLog.rows_removed`)."""
