@@ -23,10 +23,7 @@ from typing import Any
 
 from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.running.weak import WeakAgent
-from lm_eval_memrisk.running.weak_margin import checkpoint_margins
-
-#: Margins are rounded to this many decimals in records (stable output bytes).
-DIGITS = 6
+from lm_eval_memrisk.running.weak_margin import DIGITS, checkpoint_margins
 
 
 @dataclass(frozen=True)
