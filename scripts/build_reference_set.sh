@@ -39,6 +39,7 @@ run_agent() {  # name agent
 }
 
 QWEN=qwen2.5-coder-0.5b
+QWEN15=qwen2.5-coder-1.5b
 SMOL=smollm2-135m
 # The planted profiles of the reference set (system name -> weak: spec): one per
 # weakness family, at p < 1 so that they differ in strength (seeded: fixed outcomes).
@@ -59,6 +60,9 @@ for sys in "${@:-${ALL[@]}}"; do
   case $sys in
     "$QWEN") run_system "$sys" "$QWEN" full history text ;;
     "$SMOL") run_system "$sys" "$SMOL" full history text ;;
+    "$QWEN15") run_system "$sys" "$QWEN15" full history text ;;
+    "$QWEN15"-recency3) run_system "$sys" "$QWEN15" recency:3 history text ;;
+    "$QWEN15"-mem0-3) run_system "$sys" "$QWEN15" mem0:3 history text ;;
     "$QWEN"-recency3) run_system "$sys" "$QWEN" recency:3 history text ;;
     "$QWEN"-bm25-3) run_system "$sys" "$QWEN" bm25:3 history text ;;
     "$QWEN"-embedding3) run_system "$sys" "$QWEN" embedding:3 history text ;;

@@ -16,7 +16,7 @@ same reader trained and tested on the audited file, grouped by episode.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lm_eval_memrisk.audit.features import Option, names, options
@@ -61,16 +61,20 @@ def labelled(ep: Episode) -> list[tuple[Option, bool]]:
 
 
 def train(
-    episodes: Sequence[Episode], cache: dict[str, list[tuple[Option, bool]]] | None = None
+    episodes: Sequence[Episode],
+    cache: dict[str, list[tuple[Option, bool]]] | None = None,
+    keep: Callable[[str], bool] | None = None,
 ) -> Model:
     """The reader's model, fitted on ``episodes``' labelled options (``cache``: labelled
-    options by episode id, filled as they are read)."""
+    options by episode id, filled as they are read; ``keep``: only the features it
+    accepts are learned, the others weigh nothing when the model reads)."""
     cache = {} if cache is None else cache
     for ep in episodes:
         if ep.id not in cache:
             cache[ep.id] = labelled(ep)
     rows = [row for ep in episodes for row in cache[ep.id]]
-    return fit([sorted(o.features) for o, _ in rows], [ok for _, ok in rows])
+    feats = [sorted(f for f in o.features if keep is None or keep(f)) for o, _ in rows]
+    return fit(feats, [ok for _, ok in rows])
 
 
 def reader(model: Model) -> Shortcut:

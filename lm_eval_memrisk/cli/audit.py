@@ -1,8 +1,9 @@
-"""``memrisk audit [--episodes FILE] [--json] [--train-seed N] [--stats | --ablations | --templates]``:
-the shortcut audit of a dataset and its learned surface reader, trained on the
-generator's ``--train-seed`` episodes (``--stats``: the dataset statistics instead;
+"""``memrisk audit [--episodes FILE] [--json] [--train-seed N] [--stats | --ablations | --templates
+| --learned-groups]``: the shortcut audit of a dataset and its learned surface reader, trained on
+the generator's ``--train-seed`` episodes (``--stats``: the dataset statistics instead;
 ``--ablations``: the ablated oracles' risk-isolation table instead; ``--templates``: the
-right rate of each generator sentence template instead)."""
+right rate of each generator sentence template instead; ``--learned-groups``: the learned
+reader retrained on each family of its features instead)."""
 
 from __future__ import annotations
 
@@ -61,6 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print each generator sentence template's right rate (how often a value said in it is "
         "the one to use) instead",
     )
+    which.add_argument(
+        "--learned-groups",
+        action="store_true",
+        help="print the learned reader retrained with one feature family only and with all but one "
+        "(words, labels, order, messages) instead: where its skill comes from",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from lm_eval_memrisk.audit import audit, format_tables
     from lm_eval_memrisk.audit.ablations import ablations, format_ablations
     from lm_eval_memrisk.audit.learned import learned_audit
+    from lm_eval_memrisk.audit.learned_groups import format_learned_groups, learned_groups
     from lm_eval_memrisk.audit.stats import dataset_stats, format_stats
     from lm_eval_memrisk.audit.templates import format_templates, template_summary, template_table
 
@@ -85,8 +93,13 @@ def run(args: argparse.Namespace) -> int:
         table = ablations(episodes)
         print(json.dumps(table, sort_keys=True) if args.json else format_ablations(table))
         return 0
+    train_seed = DEFAULT_TRAIN_SEED if args.train_seed is None else args.train_seed
+    if args.learned_groups:
+        groups = learned_groups(episodes, train_seed)
+        print(json.dumps(groups, sort_keys=True) if args.json else format_learned_groups(groups))
+        return 0
     result = audit(episodes)
-    result.update(learned_audit(episodes, DEFAULT_TRAIN_SEED if args.train_seed is None else args.train_seed))
+    result.update(learned_audit(episodes, train_seed))
     print(json.dumps(result, sort_keys=True) if args.json else format_tables(result))
     return 0
 
