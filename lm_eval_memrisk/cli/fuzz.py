@@ -69,7 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--strategy",
         default="guided",
         help=f"{' | '.join(STRATEGIES)} (comma-separated for several; margin and "
-        "margin-only need a planted-weakness agent, weak:NAME)",
+        "margin-only need a planted-weakness agent, weak:NAME, or --model llama-cpp)",
     )
     p.add_argument(
         "--compare", action="store_true", help="run guided, random and coverage at the same budget"

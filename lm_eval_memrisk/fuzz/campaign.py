@@ -16,10 +16,13 @@ where no weakness acts is a *false positive* (the agent replied as the oracle, s
 mutant's ground truth is wrong).  Without one, the root cause is (targeted risk, role
 of the memory item the failing check implicates).
 
-With a margin source (:mod:`.margins`; a planted-weakness agent's), every executed
-mutant's margin is compared with its parent's; the change goes to the strategy (the
-``margin`` strategies reward a shrinking margin) and into the record
-(:attr:`Executed.margin`: margin before and after).
+With a margin source (:mod:`.margins`: a planted-weakness agent's, or a llama-cpp
+model's from :mod:`.model_margins`), every executed mutant's margin is compared with
+its parent's; the change goes to the strategy (the ``margin`` strategies reward a
+shrinking margin) and into the record (:attr:`Executed.margin`: margin before and
+after; for a model also in nats and what the mutant's margins cost).  A model's
+margins are not free: :attr:`RunResult.margin_cost` adds up every margin the run
+computed (parents, probes and mutants).
 """
 
 from __future__ import annotations
@@ -51,7 +54,13 @@ from lm_eval_memrisk.fuzz.guidance import (
     Strategy,
     make_strategy,
 )
-from lm_eval_memrisk.fuzz.margins import MarginChange, MarginSource, margin_change
+from lm_eval_memrisk.fuzz.margins import (
+    MarginChange,
+    MarginCost,
+    MarginSource,
+    MeteredSource,
+    margin_change,
+)
 from lm_eval_memrisk.fuzz.mutate import Mutant, mutate
 from lm_eval_memrisk.fuzz.seeds import Seed
 from lm_eval_memrisk.fuzz.validate_mutant import check_mutant
@@ -129,6 +138,8 @@ class RunResult:
     """Decision points this run sent to the system under test (cache misses)."""
     margin_probes: int = 0
     """Roots whose margin the strategy read before picking them (``margin``'s probe)."""
+    margin_cost: MarginCost | None = None
+    """What every margin this run computed cost (None: free margins, or none)."""
     seconds: float = 0.0
     """Wall time (not written to the outputs, which stay byte-identical for a seed)."""
 
@@ -166,10 +177,14 @@ class RunResult:
         changes = [e.margin for e in self.executed if e.margin is not None]
         if not changes:
             return {}
-        return {
+        out: dict[str, Any] = {
             "margin_shrinks": sum(1 for m in changes if m.shrink > 0 and not m.fired),
             "margin_probes": self.margin_probes,
         }
+        if self.margin_cost is not None:
+            mutants = sum((m.cost for m in changes if m.cost is not None), MarginCost())
+            out["margin_cost"] = {"mutants": mutants.to_json(), "all": self.margin_cost.to_json()}
+        return out
 
     def planted_summary(self) -> dict[str, Any]:
         if self.planted_total is None:
@@ -203,7 +218,10 @@ def run_campaign(
     if not seeds:
         raise ValueError("no seeds to fuzz")
     if strategy in MARGIN_STRATEGIES and margins is None:
-        raise ValueError(f"strategy {strategy!r} needs a margin source (a planted-weakness agent)")
+        raise ValueError(f"strategy {strategy!r} needs a margin source (a planted-weakness "
+                         "agent or a llama-cpp model)")
+    metered = MeteredSource(margins) if margins is not None else None
+    margins = metered
     rng = random.Random(f"memrisk-fuzz:{strategy}:{seed}")
     entries = [_entry(s) for s in seeds]
     search = make_strategy(strategy, entries, rng, max_depth)
@@ -240,6 +258,7 @@ def run_campaign(
     bar.close()
     result.model_calls = executor.calls - calls_before
     result.margin_probes = int(getattr(search, "probes", 0))
+    result.margin_cost = metered.total if metered is not None else None
     result.seconds = time.monotonic() - started
     return result
 

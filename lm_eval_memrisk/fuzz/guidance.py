@@ -15,7 +15,8 @@
   below the depth limit, so random search chains operators too), a random operator
   order, the first valid mutant; no feedback signal.
 * ``margin`` — coverage-only's queue with the system's *margin* as the first signal
-  (issue #30; needs a margin source, :mod:`.margins`: a planted-weakness agent), on the
+  (issue #30; needs a margin source, :mod:`.margins`: a planted-weakness agent, or a
+  llama-cpp model's log-probability margins, :mod:`.model_margins`), on the
   schedule :data:`MARGIN_SCHEDULE` (:class:`MarginSchedule`).  gain = weight x shrink +
   log(1 + new coverage points) + :data:`SHAPE_BONUS` x new shapes, where shrink is the
   largest drop from parent to mutant of one cause's margin, among causes no parent or
@@ -64,7 +65,7 @@ from lm_eval_memrisk.fuzz.operators import OPERATORS
 STRATEGIES = ("guided", "random", "coverage", "margin", "margin-only")
 #: The strategies ``--compare`` runs (any system under test).
 COMPARED = ("guided", "random", "coverage")
-#: The strategies that need a margin source (a planted-weakness agent for now).
+#: The strategies that need a margin source (a planted-weakness agent or a llama-cpp model).
 MARGIN_STRATEGIES = ("margin", "margin-only")
 UNUSED_WEIGHT = 3.0
 #: Valid mutants a guided strategy compares before executing one.

@@ -6,8 +6,10 @@ fuzzed) to its :class:`Margins`: one ``(cause, margin)`` part per way the decisi
 go wrong, smaller = closer to failing, <= 0 = it fails that way.  For a planted-weakness
 agent the causes are its weaknesses and the margins are
 :mod:`lm_eval_memrisk.running.weak_margin`'s (on [0, 1]); see :func:`planted_source`.
-A model's margin (log-probability of the reference value against the best wrong
-candidate, issue #30 item 1) would plug in here with the wrong candidates as causes.
+A model's margins (:mod:`.model_margins`, issue #30 item 1) have one part per
+(decision, wrong-candidate role): the log-probability margin of the reference against
+that wrong choice, mapped from nats onto (-1, 1); they also carry the raw margin in
+nats and what computing them cost (:class:`MarginCost`).
 
 :func:`margin_change` compares a mutant with its parent: the largest drop of one
 cause's margin (``shrink``) is what the ``margin`` strategies reward
@@ -27,10 +29,32 @@ from lm_eval_memrisk.running.weak_margin import DIGITS, checkpoint_margins
 
 
 @dataclass(frozen=True)
+class MarginCost:
+    """What computing a model's margins cost: prompt tokens evaluated (the prompt and
+    any call prefix, once per decision) and candidate tokens scored beyond them."""
+
+    prompt_tokens: int = 0
+    tokens_scored: int = 0
+
+    def __add__(self, other: MarginCost) -> MarginCost:
+        return MarginCost(
+            self.prompt_tokens + other.prompt_tokens, self.tokens_scored + other.tokens_scored
+        )
+
+    def to_json(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "tokens_scored": self.tokens_scored}
+
+
+@dataclass(frozen=True)
 class Margins:
     """A system's margins at one checkpoint: ``(cause, margin)`` per way to fail."""
 
     parts: tuple[tuple[str, float], ...]
+    nats: float | None = None
+    """A model's decision margin before scaling, in nats (None: a planted target, or
+    nothing to compare)."""
+    cost: MarginCost | None = None
+    """What computing them cost on a model (None: free, a planted target)."""
 
     @property
     def value(self) -> float:
@@ -44,6 +68,21 @@ class Margins:
 
 
 MarginSource = Callable[[Episode], Margins]
+
+
+class MeteredSource:
+    """A margin source that adds up what its margins cost (every call: parents, probes
+    and mutants); ``total`` stays None for a source whose margins are free."""
+
+    def __init__(self, source: MarginSource):
+        self.source = source
+        self.total: MarginCost | None = None
+
+    def __call__(self, episode: Episode) -> Margins:
+        margins = self.source(episode)
+        if margins.cost is not None:
+            self.total = (self.total or MarginCost()) + margins.cost
+        return margins
 
 
 def planted_source(agent: WeakAgent) -> MarginSource:
@@ -70,20 +109,30 @@ class MarginChange:
     """The cause with that drop (the first in the parts' order on a tie; None: no drop)."""
     fired: bool
     """The mutant's margin is <= 0: it fails (no reward for shrinking then)."""
+    nats_before: float | None = None
+    """The parent's margin in nats (a model's margins only)."""
+    nats_after: float | None = None
+    """The mutant's margin in nats (a model's margins only)."""
+    cost: MarginCost | None = None
+    """What computing the mutant's margins cost (a model's margins only)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "before": self.before,
             "after": self.after,
             "shrink": self.shrink,
             "cause": self.cause,
             "fired": self.fired,
         }
+        if self.nats_before is not None or self.nats_after is not None:
+            out.update(nats_before=self.nats_before, nats_after=self.nats_after)
+        return out
 
 
 def margin_change(parent: Margins, child: Margins) -> MarginChange:
     """Compare a mutant's margins with its parent's, cause by cause (causes the parent
-    lacks count from 1.0, the far end of the planted scale)."""
+    lacks count from 1.0, the far end of the planted scale and the bound of the model
+    scale)."""
     before = dict(parent.parts)
     cause, shrink = None, 0.0
     for name, after in child.parts:
@@ -96,4 +145,7 @@ def margin_change(parent: Margins, child: Margins) -> MarginChange:
         shrink=shrink,
         cause=cause,
         fired=child.fired,
+        nats_before=parent.nats,
+        nats_after=child.nats,
+        cost=child.cost,
     )

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.episodes.errors import MemriskError
+from lm_eval_memrisk.episodes.render import MemoryPolicy
 from lm_eval_memrisk.fuzz.campaign import RunResult, run_campaign
 from lm_eval_memrisk.fuzz.execute import Executor
 from lm_eval_memrisk.fuzz.guidance import COMPARED, MARGIN_STRATEGIES, STRATEGIES
-from lm_eval_memrisk.fuzz.margins import planted_source
+from lm_eval_memrisk.fuzz.margins import MarginSource, planted_source
 from lm_eval_memrisk.fuzz.report import write_all
 from lm_eval_memrisk.fuzz.seeds import make_seeds, select_episodes
 from lm_eval_memrisk.running.runner import Generate
@@ -77,22 +78,44 @@ class FuzzOptions:
         return " ".join(shlex.quote(a) for a in argv)
 
 
-def system_under_test(options: FuzzOptions) -> tuple[Generate, str, WeakAgent | None]:
-    """(batch generate function, name, the planted-weakness agent or None), built by
-    the shared builder :func:`lm_eval_memrisk.running.systems.build_system`."""
+def system_under_test(options: FuzzOptions) -> tuple[Generate, str, WeakAgent | None, Any]:
+    """(batch generate function, name, the planted-weakness agent or None, the loaded
+    lm-eval model or None), built by the shared builder
+    :func:`lm_eval_memrisk.running.systems.build_system`."""
     from lm_eval_memrisk.running.agent_registry import get_agent
     from lm_eval_memrisk.running.systems import build_system
 
     if options.agent:
         agent = get_agent(options.agent)
         planted = agent if isinstance(agent, WeakAgent) else None
-        return build_system(agent=options.agent).generate, options.agent, planted
+        return build_system(agent=options.agent).generate, options.agent, planted, None
     if not options.model:
         raise MemriskError("fuzz needs an agent or a model as the system under test")
     system = build_system(model=options.model, model_args=options.model_args,
                           chat_template=options.chat_template,
                           gen_kwargs={"max_gen_toks": options.max_gen_toks})
-    return system.generate, system.name, None
+    return system.generate, system.name, None, system.backend
+
+
+def margin_source(
+    options: FuzzOptions, planted: WeakAgent | None, backend: Any, policy: MemoryPolicy | None
+) -> MarginSource | None:
+    """The margins the campaigns read: a planted-weakness agent's (every strategy
+    records them; they are free), else, when a margin strategy is asked for, the
+    llama-cpp model's (:mod:`lm_eval_memrisk.fuzz.model_margins`; computed for the
+    margin strategies' runs only, since each costs model time), else None."""
+    if planted is not None:
+        return planted_source(planted)
+    if not any(s in MARGIN_STRATEGIES for s in options.strategies):
+        return None
+    if backend is None:
+        raise MemriskError(
+            "the margin strategies need a system under test that exposes margins: "
+            "a planted-weakness agent (--agent weak:NAME) or --model llama-cpp"
+        )
+    from lm_eval_memrisk.fuzz.model_margins import lm_source
+
+    return lm_source(backend, policy, options.chat_template)
 
 
 def run_line(run: RunResult) -> dict[str, Any]:
@@ -106,6 +129,8 @@ def run_line(run: RunResult) -> dict[str, Any]:
         line["false_positives"] = s["false_positives"]
     if "margin_shrinks" in s:
         line["margin_shrinks"] = s["margin_shrinks"]
+    if "margin_cost" in s:
+        line["margin_cost"] = s["margin_cost"]
     return line
 
 
@@ -129,13 +154,8 @@ def run_fuzz(options: FuzzOptions) -> tuple[dict[str, Any], list[RunResult]]:
     if not seeds:
         raise MemriskError(f"no usable seed checkpoints (skipped: {skipped})")
     policy = make_policy(options.memory_policy)
-    generate, name, planted = system_under_test(options)
-    margins = planted_source(planted) if planted is not None else None
-    if margins is None and any(s in MARGIN_STRATEGIES for s in options.strategies):
-        raise MemriskError(
-            "the margin strategies need a system under test that exposes margins: "
-            "a planted-weakness agent (--agent weak:NAME)"
-        )
+    generate, name, planted, backend = system_under_test(options)
+    margins = margin_source(options, planted, backend, policy)
     batch = max(options.batch, 1)
     executor = Executor(generate, name, policy, chunk=batch)
     started = time.monotonic()
@@ -143,7 +163,7 @@ def run_fuzz(options: FuzzOptions) -> tuple[dict[str, Any], list[RunResult]]:
         run_campaign(
             seeds, executor, strategy, options.budget, s, batch=batch,
             max_depth=options.max_depth, progress=options.progress, planted=planted,
-            margins=margins,
+            margins=margins if planted is not None or strategy in MARGIN_STRATEGIES else None,
         )
         for strategy in options.strategies
         for s in options.seeds

@@ -8,7 +8,12 @@ Unique failures and coverage at B are reported as mean +- sd (sample sd) over se
 With a margin source (a planted-weakness agent), every ``mutants.jsonl`` line carries
 the mutant's ``margin`` against its parent's (``before``, ``after``, ``shrink``, the
 ``cause`` that shrank most, ``fired``; :class:`lm_eval_memrisk.fuzz.margins.MarginChange`),
-and the found list of ``report.md`` shows margin before -> after.
+and the found list of ``report.md`` shows margin before -> after.  A model's margins
+(``--model llama-cpp``) add ``nats_before``/``nats_after`` to ``margin`` and a
+``margin_cost`` (prompt tokens evaluated, candidate tokens scored for the mutant's
+margins) to each line; each run's ``margin_cost`` in ``report.json`` sums the mutants'
+costs (``mutants``) and every margin the run computed, parents and probes included
+(``all``), and ``report.md`` lists both.
 """
 
 from __future__ import annotations
@@ -53,9 +58,12 @@ def write_mutants(path: Path, runs: Sequence[RunResult]) -> None:
     lines = []
     for run in runs:
         for e in run.executed:
+            cost = e.margin.cost if e.margin is not None else None
+            extra = {"margin_cost": cost.to_json()} if cost is not None else {}
             lines.append(
                 json.dumps(
                     {
+                        **extra,
                         "strategy": run.strategy,
                         "seed": run.seed,
                         "index": e.index,
@@ -93,6 +101,12 @@ def table(runs: Sequence[RunResult]) -> dict[str, dict[str, Any]]:
         }
         if all("margin_shrinks" in s for s in mine):
             row["margin_shrinks"] = mean_sd([s["margin_shrinks"] for s in mine])
+        if all("margin_cost" in s for s in mine):
+            row["margin_cost"] = {
+                f"{part}_{k}": mean_sd([s["margin_cost"][part][k] for s in mine])
+                for part in ("mutants", "all")
+                for k in ("prompt_tokens", "tokens_scored")
+            }
         if all("planted" in s for s in mine):
             row["false_positives"] = mean_sd([s["false_positives"] for s in mine])
             found = sorted({w for s in mine for w in s["first_detection"]})
@@ -182,6 +196,27 @@ def markdown(report: Mapping[str, Any], found: Sequence[Executed], out_dir: str)
             f"{r['unique_failures']} | {r['coverage']:.3f} | {rejected} | "
             f"{r['inapplicable']} | {r['duplicates']} | {r['model_calls']} |"
         )
+    costed = [r for r in report["runs"] if "margin_cost" in r]
+    if costed:
+        lines += [
+            "",
+            "## Margin cost (model margins)",
+            "",
+            "| strategy | seed | mutants: prompt tokens | mutants: tokens scored "
+            "| all margins: prompt tokens | all margins: tokens scored |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in costed:
+            mut, every = r["margin_cost"]["mutants"], r["margin_cost"]["all"]
+            lines.append(
+                f"| {r['strategy']} | {r['seed']} | {mut['prompt_tokens']} | {mut['tokens_scored']} | "
+                f"{every['prompt_tokens']} | {every['tokens_scored']} |"
+            )
+        lines += [
+            "",
+            "Prompt tokens: the decision prompts (and call prefixes) evaluated for margins; "
+            "tokens scored: candidate tokens evaluated after them. *all* adds parents and probes.",
+        ]
     lines += ["", "## Found episodes (pairs first)", ""]
     if not found:
         lines.append("No failure-inducing mutant was found.")

@@ -40,6 +40,7 @@ from lm_eval.api.registry import register_model
 from tqdm import tqdm
 
 from lm_eval_memrisk.episodes.errors import MemriskError, ModelFileError
+from lm_eval_memrisk.harness.llama_tokens import LlamaTokens
 from lm_eval_memrisk.harness.model_files import (
     GGUFInfo,
     check_gguf,
@@ -452,6 +453,11 @@ class LlamaCppLM(LM):  # type: ignore[misc]
                 self.stats["wall_time_s"] + time.perf_counter() - t0, 4
             )
         return [r if r is not None else "" for r in results]
+
+    def token_model(self) -> LlamaTokens:
+        """This model's ``Llama`` as the fuzzer's token model (model margins), prompts
+        tokenized as :meth:`generate_until` tokenizes them."""
+        return LlamaTokens(self.llm, prompt_tokenize=self.tokenize)
 
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> Any:
         """Not supported: MemRiskBench only uses generate_until."""

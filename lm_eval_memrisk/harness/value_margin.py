@@ -14,31 +14,21 @@ high (the same sign convention as the planted margins of
 ``"``, the closing quote) ends the value, so a prefix of a value does not score as the
 value.  The prompt and prefix are evaluated once and their KV cache kept (each
 candidate rewinds to the prefix); a candidate then costs its own tokens only
-(``tokens_scored`` reports the cost).  This is
-issue #30 item 1's signal; the fuzzer does not call it yet.
+(``tokens_scored`` reports the cost).  This is issue #30 item 1's signal; the fuzzer
+reads it through :mod:`lm_eval_memrisk.fuzz.model_margins`, which calls the same
+:func:`~lm_eval_memrisk.fuzz.value_scores.score_values` on the prompt the generating
+model sees.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from lm_eval_memrisk.fuzz.value_scores import ValueMargin, score_values
+from lm_eval_memrisk.harness.llama_tokens import LlamaTokens
 
-@dataclass(frozen=True)
-class ValueMargin:
-    """The log-probability margin of the reference value against the wrong candidates."""
-
-    margin: float
-    """log P(reference) - log P(best wrong candidate), in nats."""
-    best_wrong: str
-    scores: tuple[tuple[str, float], ...]
-    """(candidate, summed log-probability), reference first, then the wrong ones in order."""
-    prompt_tokens: int
-    """Tokens of the prompt and call prefix (evaluated once)."""
-    tokens_scored: int
-    """Candidate tokens evaluated (the cost beyond the shared prefix)."""
+__all__ = ["ValueMargin", "next_token_logprobs", "render_prompt", "score_values", "value_margin"]
 
 
 def render_prompt(llm: Any, messages: Sequence[Mapping[str, str]]) -> str:
@@ -63,13 +53,7 @@ def render_prompt(llm: Any, messages: Sequence[Mapping[str, str]]) -> str:
 def next_token_logprobs(llm: Any) -> Any:
     """Log-probabilities (a numpy vector over the vocabulary) of the token after the
     last evaluated one, read from the context (no ``logits_all`` needed)."""
-    import llama_cpp
-    import numpy as np
-
-    ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
-    logits = np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),)).astype(np.float64)
-    top = logits.max()
-    return logits - top - math.log(float(np.exp(logits - top).sum()))
+    return LlamaTokens(llm).logprobs()
 
 
 def value_margin(
@@ -85,23 +69,6 @@ def value_margin(
     holds the prompt); its state is reset first."""
     if not wrong:
         raise ValueError("value_margin needs at least one wrong candidate")
-    prefix = llm.tokenize((render_prompt(llm, messages) + call_prefix).encode(), add_bos=False,
-                          special=True)
-    llm.reset()
-    llm.eval(prefix)
-    after_prefix = next_token_logprobs(llm)  # kept: the context's logits move on
-    scores: list[tuple[str, float]] = []
-    scored = 0
-    for value in (reference, *wrong):
-        llm.n_tokens = len(prefix)  # back to the prefix; eval() drops the later KV cells
-        tokens = llm.tokenize((value + suffix).encode(), add_bos=False, special=False)
-        logprobs, total = after_prefix, 0.0
-        for n, tok in enumerate(tokens):
-            total += float(logprobs[tok])
-            if n + 1 < len(tokens):
-                llm.eval([tok])
-                logprobs = next_token_logprobs(llm)
-        scored += len(tokens)
-        scores.append((value, total))
-    best_wrong, best = max(scores[1:], key=lambda s: s[1])
-    return ValueMargin(scores[0][1] - best, best_wrong, tuple(scores), len(prefix), scored)
+    model = LlamaTokens(llm)
+    prefix = model.prompt_tokens(render_prompt(llm, messages) + call_prefix)
+    return score_values(model, prefix, reference, wrong, suffix)

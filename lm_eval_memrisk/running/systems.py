@@ -38,6 +38,9 @@ class System:
     settings: Mapping[str, Any]
     """What identifies it: ``{"agent": NAME}`` or ``{"model", "model_args", "chat_template"}``."""
     episode_major: bool = False
+    backend: Any = field(default=None, repr=False, compare=False)
+    """The loaded lm-eval model (None for an agent): for callers that need more than
+    generation, e.g. the fuzzer's model margins (``LlamaCppLM``'s ``Llama``)."""
     _info: Callable[[], Mapping[str, Any]] = field(default=dict, repr=False)
 
     def info(self) -> dict[str, Any]:
@@ -83,5 +86,6 @@ def build_system(
         generate=lm_generate(lm, dict(gen_kwargs or {}), apply_chat_template=chat_template, tools=tools),
         settings=settings,
         episode_major=model == "llama-cpp",
+        backend=lm,
         _info=getattr(lm, "get_model_info", dict),
     )

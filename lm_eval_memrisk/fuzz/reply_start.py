@@ -1,0 +1,87 @@
+"""How a model's reply starts: plain text or a tool call, from its first token(s).
+
+At a decision whose reference is to ask the user or decline (no tool call), the
+model's margin is
+
+    margin = log P(reply starts as plain text) - log P(reply starts a tool call)
+
+in nats, read off the next-token distribution after the prompt.  A first token is a
+*tool start* when its text, after leading whitespace, starts with one of
+:data:`CALL_OPENERS` (``{``, a JSON list, a code fence, ``<tool_call>``) or is a
+non-empty prefix of one (``<``, `````); *text* when it has any other visible
+character; *blank* when it is only whitespace, and *silent* when it has no text at all
+(a control token such as end-of-turn: an empty reply, neither).  The blank mass is
+split like the token after the most likely blank token (one more token evaluated), so
+a model that opens with a newline still counts by what it writes next.  Silent mass
+counts for neither side.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lm_eval_memrisk.fuzz.token_model import TokenModel
+
+#: Reply openings the reply parser reads as a tool call (scoring.parse).
+CALL_OPENERS = ("{", "[", "```", "<tool_call>")
+TOOL, TEXT, BLANK, SILENT = "tool", "text", "blank", "silent"
+#: Probabilities are floored here before the log (the margin stays finite).
+FLOOR = 1e-30
+
+
+def token_class(text: str) -> str:
+    """``tool``, ``text``, ``blank`` or ``silent`` (see the module docstring)."""
+    if text == "":
+        return SILENT
+    body = text.lstrip()
+    if body == "":
+        return BLANK
+    if any(body.startswith(o) or o.startswith(body) for o in CALL_OPENERS):
+        return TOOL
+    return TEXT
+
+
+@dataclass(frozen=True)
+class ReplyStartMargin:
+    """The plain-text-versus-tool-call margin at the start of a reply."""
+
+    margin: float
+    """log P(text) - log P(tool call), in nats."""
+    p_text: float
+    p_tool: float
+    prompt_tokens: int
+    tokens_scored: int
+    """Tokens evaluated beyond the prompt (1 for the blank look-ahead, else 0)."""
+
+
+def class_mass(logprobs: Sequence[float], classes: Sequence[str]) -> dict[str, float]:
+    """Probability mass of each token class in one next-token distribution."""
+    mass = {TOOL: 0.0, TEXT: 0.0, BLANK: 0.0, SILENT: 0.0}
+    parts: dict[str, list[float]] = {k: [] for k in mass}
+    for tok, lp in enumerate(logprobs):
+        parts[classes[tok]].append(math.exp(lp))
+    return {k: math.fsum(v) for k, v in parts.items()}
+
+
+def reply_start_margin(model: TokenModel, prompt: Sequence[int]) -> ReplyStartMargin:
+    """Evaluate ``prompt`` on ``model`` and read how the reply starts."""
+    classes = [token_class(t) for t in model.token_texts()]
+    model.start(prompt)
+    first = model.logprobs()
+    mass = class_mass(first, classes)
+    p_tool, p_text, scored = mass[TOOL], mass[TEXT], 0
+    if mass[BLANK] > 0.0:
+        blank = max(
+            (tok for tok, c in enumerate(classes) if c == BLANK), key=lambda t: (first[t], -t)
+        )
+        model.extend([blank])
+        scored = 1
+        after = class_mass(model.logprobs(), classes)
+        seen = after[TOOL] + after[TEXT]
+        if seen > 0.0:
+            p_tool += mass[BLANK] * after[TOOL] / seen
+            p_text += mass[BLANK] * after[TEXT] / seen
+    margin = math.log(max(p_text, FLOOR)) - math.log(max(p_tool, FLOOR))
+    return ReplyStartMargin(margin, p_text, p_tool, len(prompt), scored)
