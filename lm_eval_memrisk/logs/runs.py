@@ -511,9 +511,11 @@ def read_system(
     """One model folder (or the folders of several runs of one system) -> SystemLog
     (named ``name``, else by its run settings, else its folder).
 
-    A samples file whose ``doc_id``s are not 0..n-1 had rows removed after lm-eval wrote
-    it (lm-eval numbers a task's docs from 0, ``--limit N`` keeps 0..N-1): the system owes
-    every doc of that task (:attr:`SystemLog.owed`) and is never ranked (:func:`standings`).
+    A system owes every doc of each task it logged (:attr:`SystemLog.owed`): a samples
+    file that lacks docs of its task (``--limit N``, a cut run) leaves the task's other
+    docs missing, so the system is incomplete (:func:`standings`).  A file whose
+    ``doc_id``s are not 0..n-1 had rows removed after lm-eval wrote it (lm-eval numbers a
+    task's docs from 0, ``--limit N`` keeps 0..N-1): the system is never ranked.
     """
     folders = [folder] if isinstance(folder, Path) else list(folder)
     chosen, notes = choose_files(folders, known)
@@ -540,13 +542,15 @@ def read_system(
                 by_id[sample.episode_id] = (date, sample)
         if not in_file:
             raise SamplesError(f"{path}: no sample lines")
+        need = task_episode_ids(task, dataset) if dataset is not None else None
         if sorted(doc_ids) != list(range(len(doc_ids))):
             gaps = sorted(set(range(max(doc_ids) + 1)) - set(doc_ids))
-            need = task_episode_ids(task, dataset) if dataset is not None else None
             owed |= set(need or ())
             removed.append(f"{path}: rows were removed (doc_id {', '.join(map(str, gaps[:5]))}"
                            f"{', ...' if len(gaps) > 5 else ''} missing of 0..{max(doc_ids)}); "
                            f"the system owes every doc of {task} and is not ranked")
+        elif need is not None and not need <= set(in_file):
+            owed |= set(need)  # a partial file (--limit, a cut run): the task's other docs are owed
     samples = tuple(by_id[k][1] for k in sorted(by_id))
     for attr in ("dataset_hash", "mode", "memory_policy"):
         values = {_setting(s, attr): s.where for s in samples}
