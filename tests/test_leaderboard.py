@@ -26,6 +26,8 @@ from lm_eval_memrisk.scoring.scorer import SCORER_VERSION
 DATA = Path(__file__).parent / "data" / "leaderboard"
 RUNS = [DATA / "runs", DATA / "extra" / "delta"]
 DATE = "2026-02-01T10-00-00.000000"
+#: The runs' dataset (make_runs.py): 22 packaged episodes; every run is a complete run of it.
+EPISODES = DATA / "episodes.jsonl"
 OTHER_EPISODES = DATA / "other_dataset" / "episodes.jsonl"
 
 
@@ -35,7 +37,7 @@ def quiet(_: str) -> None:
 
 @pytest.fixture(scope="module")
 def board() -> Leaderboard:
-    return build(collect(RUNS, quiet))
+    return build(collect(RUNS, quiet, [EPISODES]))
 
 
 def row(board: Leaderboard, name: str) -> Row:
@@ -52,7 +54,7 @@ def test_output_folder_and_model_folder_both_give_systems(board: Leaderboard) ->
 
 def test_newest_results_file_wins_and_is_reported() -> None:
     said: list[str] = []
-    systems = collect([DATA / "runs"], said.append)
+    systems = collect([DATA / "runs"], said.append, [EPISODES])
     beta = next(s for s in systems if s.name == "beta")
     assert beta.results_file is not None and beta.results_file.name == f"results_{DATE}.json"
     assert sum(e.passed for e in beta.episodes) == 14  # the older run passed all 20
@@ -64,55 +66,81 @@ def test_signature_fields(board: Leaderboard) -> None:
     assert alpha.model_hash == "sha256:" + "1" * 64  # results["config"]["gguf_sha256"]
     assert gamma.model_hash is None
     assert (gamma.memory_policy, gamma.mode, gamma.variant) == ("recency:3", "interactive", "default")
-    assert alpha.dataset_hash == dataset_hash("v1") and alpha.scorer_version == SCORER_VERSION
+    assert alpha.dataset_hash == dataset_hash(EPISODES) and alpha.scorer_version == SCORER_VERSION
     assert not alpha.flagged and "FLAGGED" not in table.signature_text(alpha)
 
 
 def test_refuses_mixed_dataset_versions() -> None:
     with pytest.raises(MemriskError) as err:
-        collect([DATA / "runs", DATA / "other_dataset"], quiet, [OTHER_EPISODES])
+        collect([DATA / "runs", DATA / "other_dataset"], quiet, [EPISODES, OTHER_EPISODES])
     msg = str(err.value)
     assert "different dataset versions" in msg
-    assert str(DATA / "runs" / "alpha") in msg and dataset_hash("v1") in msg
+    assert str(DATA / "runs" / "alpha") in msg and dataset_hash(EPISODES) in msg
     assert str(DATA / "other_dataset" / "epsilon") in msg and dataset_hash(OTHER_EPISODES) in msg
 
 
 def test_an_unknown_dataset_is_refused() -> None:
     with pytest.raises(SamplesError, match="is not a known dataset .*--episodes FILE"):
-        collect([DATA / "other_dataset"], quiet)
+        collect([DATA / "other_dataset"], quiet, [EPISODES])
 
 
 def test_cli_refusal_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc = cli_main(
         ["leaderboard", str(DATA / "runs"), str(DATA / "other_dataset"), "--out", str(tmp_path),
-         "--episodes", str(OTHER_EPISODES)]
+         "--episodes", str(EPISODES), "--episodes", str(OTHER_EPISODES)]
     )
     assert rc == 2
     assert "error: systems were run on different dataset versions" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # nothing half-written
 
 
+def test_every_command_reading_runs_takes_the_fixture_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fixture runs are complete runs of their own small dataset: given it with
+    ``--episodes``, every command that reads run folders reads them and ranks them all
+    (``complete``); without it, each refuses them as an unknown dataset."""
+    runs, given = [str(r) for r in RUNS], ["--episodes", str(EPISODES)]
+    assert cli_main(["runs", *runs, *given, "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {x["system"]: x["status"] for x in listed} == dict.fromkeys(("alpha", "beta", "delta", "gamma"), "complete")
+    assert {x["dataset_hash"] for x in listed} == {dataset_hash(EPISODES)}
+    alpha = tmp_path / "alpha"
+    shutil.copytree(DATA / "runs" / "alpha", alpha)
+    commands = [
+        ["report", *runs], ["stats", *runs, "--json"], ["rescore", str(alpha), "--json"],
+        ["leaderboard", *runs, "--out", str(tmp_path / "board")],
+        ["select", *runs, "--fraction", "0.5", "--bootstrap", "2", "--no-plots", "--no-progress", "--out", str(tmp_path / "select")],
+    ]
+    for command in commands:
+        assert cli_main([*command, *given]) == 0, command
+    capsys.readouterr()
+    for command in [["runs", *runs], *commands]:
+        assert cli_main(command) == 2, command
+        assert "is not a known dataset" in capsys.readouterr().err, command
+
+
 def test_same_model_name_twice_is_named_by_folder(tmp_path: Path) -> None:
     shutil.copytree(DATA / "runs" / "alpha", tmp_path / "variant_a" / "alpha")
     shutil.copytree(DATA / "runs" / "alpha", tmp_path / "variant_b" / "alpha")
-    names = [s.name for s in collect([tmp_path / "variant_a", tmp_path / "variant_b"], quiet)]
+    names = [s.name for s in collect([tmp_path / "variant_a", tmp_path / "variant_b"], quiet, [EPISODES])]
     assert names == ["variant_a/alpha", "variant_b/alpha"]
 
 
 def test_same_folder_twice_is_refused() -> None:
     with pytest.raises(MemriskError, match="given twice"):
-        collect([DATA / "runs", DATA / "runs" / "alpha"], quiet)
+        collect([DATA / "runs", DATA / "runs" / "alpha"], quiet, [EPISODES])
 
 
 def test_empty_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(MemriskError, match="no samples_memriskbench"):
-        collect([tmp_path], quiet)
+        collect([tmp_path], quiet, [EPISODES])
 
 
 def test_results_without_samples_is_refused(tmp_path: Path) -> None:
     shutil.copy(DATA / "runs" / "alpha" / f"results_{DATE}.json", tmp_path)
     with pytest.raises(MemriskError, match="--log_samples"):
-        collect([tmp_path], quiet)
+        collect([tmp_path], quiet, [EPISODES])
 
 
 def _corrupt(tmp_path: Path, lineno: int, edit) -> Path:
@@ -157,7 +185,7 @@ def _set(obj: dict, dotted: str, value: object) -> str:
 def test_malformed_sample_line_names_file_and_line(tmp_path: Path, edit, message: str) -> None:
     path = _corrupt(tmp_path, 3, edit)
     with pytest.raises(SamplesError) as err:
-        collect([tmp_path / "alpha"], quiet)
+        collect([tmp_path / "alpha"], quiet, [EPISODES])
     assert str(err.value).startswith(f"{path}:3: ")
     assert message in str(err.value)
 
@@ -171,7 +199,7 @@ def test_duplicate_episode_names_both_places(tmp_path: Path) -> None:
     with pytest.raises(
         SamplesError, match=re.escape(f"{r1}:5: duplicate episode R1-easy-01 (also at {r1}:1)")
     ):
-        collect([folder], quiet)
+        collect([folder], quiet, [EPISODES])
 
 
 # --- numbers -----------------------------------------------------------------
@@ -219,7 +247,7 @@ def test_overall_tiers_and_score_cover_the_main_track_only(board: Leaderboard) -
 
 
 def test_r6_column_only_when_present() -> None:
-    assert build(collect([DATA / "runs" / "beta"], quiet)).risks == ("R1", "R2", "R3", "R4", "R5")
+    assert build(collect([DATA / "runs" / "beta"], quiet, [EPISODES])).risks == ("R1", "R2", "R3", "R4", "R5")
 
 
 def test_ranks_share_ties(board: Leaderboard) -> None:
@@ -408,7 +436,8 @@ def test_cli_writes_every_file_deterministically(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("matplotlib", reason="figures need the plots extra")
-    args = ["leaderboard", *map(str, RUNS), "--selector-report", str(DATA / "selector_report.json")]
+    args = ["leaderboard", *map(str, RUNS), "--selector-report", str(DATA / "selector_report.json"),
+            "--episodes", str(EPISODES)]
     assert cli_main([*args, "--out", str(tmp_path / "a")]) == 0
     assert "using the newest" in capsys.readouterr().err
     names = [
@@ -424,7 +453,7 @@ def test_cli_writes_every_file_deterministically(
         assert (tmp_path / "a" / png).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     page = (tmp_path / "a" / "leaderboard.html").read_text()
     assert page.count('src="data:image/png;base64,') == 3
-    write_leaderboard(RUNS, tmp_path / "b", DATA / "selector_report.json", warn=quiet)
+    write_leaderboard(RUNS, tmp_path / "b", DATA / "selector_report.json", warn=quiet, episodes=[EPISODES])
     for name in names:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
@@ -435,11 +464,11 @@ def test_tier_and_subset_files_of_the_same_run_are_not_counted_twice(tmp_path: P
     r1 = folder / f"samples_memriskbench_r1_{DATE}.jsonl"
     shutil.copy(r1, folder / f"samples_memriskbench_r1_easy_{DATE}.jsonl")
     shutil.copy(r1, folder / f"samples_memriskbench_subset20_{DATE}.jsonl")
-    (alpha,) = collect([folder], quiet)
+    (alpha,) = collect([folder], quiet, [EPISODES])
     assert len(alpha.episodes) == 22  # an episode logged by several tasks counts once
     for f in folder.glob("samples_memriskbench_r?_*"):
         f.unlink()
-    (alpha,) = collect([folder], quiet)  # only the subset file left: it is read
+    (alpha,) = collect([folder], quiet, [EPISODES])  # only the subset file left: it is read
     assert [e.episode_id for e in alpha.episodes] == [
         "R1-easy-01",
         "R1-easy-02",
@@ -460,7 +489,7 @@ def test_reference_agents_are_named_by_agent(tmp_path: Path) -> None:
         "memrisk_agent": "stale",
     }
     results.write_text(json.dumps(data))
-    (system,) = collect([folder], quiet)
+    (system,) = collect([folder], quiet, [EPISODES])
     assert system.name == system.signature.model == "memrisk-agent:stale"
 
 

@@ -24,6 +24,7 @@ from lm_eval_memrisk.leaderboard import write_leaderboard
 
 CHROMIUM = Path("/usr/bin/chromium")
 DATA = Path(__file__).parent / "data" / "leaderboard"
+EPISODES = [DATA / "episodes.jsonl"]  # the runs' dataset (make_runs.py)
 SYSTEMS = {"alpha", "beta", "gamma", "delta"}
 RISKS = ["R1", "R2", "R3", "R4", "R5", "R6"]
 
@@ -182,7 +183,7 @@ def page(tmp_path: Path):
         "matplotlib", reason="the page embeds figures: pip install 'lm-eval-memrisk[plots]'"
     )
     out = tmp_path / "board"
-    write_leaderboard([DATA / "runs", DATA / "extra" / "delta"], out, warn=lambda _: None)
+    write_leaderboard([DATA / "runs", DATA / "extra" / "delta"], out, warn=lambda _: None, episodes=EPISODES)
     browser = Browser(tmp_path / "profile", tmp_path / "chromium.log")
     try:
         browser.open((out / "leaderboard.html").as_uri())
@@ -268,7 +269,7 @@ def test_each_group_table_sorts_on_its_own(tmp_path: Path) -> None:
     runs = [_as_agent(DATA / "runs" / "alpha", tmp_path / "alpha", "weak:churn1:p=0.7:seed=0"),
             DATA / "runs" / "beta", _as_agent(DATA / "runs" / "gamma", tmp_path / "gamma", "stale"),
             DATA / "extra" / "delta"]
-    write_leaderboard(runs, tmp_path / "board", warn=lambda _: None)
+    write_leaderboard(runs, tmp_path / "board", warn=lambda _: None, episodes=EPISODES)
     browser = Browser(tmp_path / "profile", tmp_path / "chromium.log")
     real = "Array.from(document.querySelectorAll('#leaderboard tbody tr')).map(r=>r.dataset.system)"
     ref = real.replace("#leaderboard ", "#leaderboard-reference ")

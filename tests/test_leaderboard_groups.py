@@ -25,6 +25,7 @@ from lm_eval_memrisk.leaderboard.groups import system_group, system_note
 from lm_eval_memrisk.leaderboard.summary import Leaderboard
 
 DATA = Path(__file__).parent / "data" / "leaderboard"
+EPISODES = [DATA / "episodes.jsonl"]  # the runs' dataset (make_runs.py)
 CAREFUL = "replies written blind by a capable assistant, not a model run"
 
 
@@ -58,7 +59,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 @pytest.fixture(scope="module")
 def board(runs: list[str]) -> Leaderboard:
-    return build(collect(runs, quiet))
+    return build(collect(runs, quiet, EPISODES))
 
 
 # --- classification from the run's settings ----------------------------------
@@ -123,7 +124,7 @@ def test_real_systems_come_first_and_each_group_is_ranked_within_itself(board: L
 def test_high_risk_flags_still_compare_both_groups_together(board: Leaderboard, runs: list[str]) -> None:
     """Grouping changes the order and the ranks, never the flags (computed over every
     ranked system, as before the groups)."""
-    ungrouped = build([dataclasses.replace(s, group="real") for s in collect(runs, quiet)])
+    ungrouped = build([dataclasses.replace(s, group="real") for s in collect(runs, quiet, EPISODES)])
     flags = {r.system.name: (r.flag_overall, r.flag_risks) for r in board.rows}
     assert flags == {r.system.name: (r.flag_overall, r.flag_risks) for r in ungrouped.rows}
     assert flags["gamma"] == (True, ("R1", "R2", "R3", "R6"))
@@ -172,7 +173,7 @@ def test_html_has_one_table_per_group_real_first(board: Leaderboard) -> None:
 
 
 def test_a_board_of_one_group_shows_only_that_group() -> None:
-    board = build(collect([DATA / "runs", DATA / "extra" / "delta"], quiet))
+    board = build(collect([DATA / "runs", DATA / "extra" / "delta"], quiet, EPISODES))
     md = table.to_markdown(board)
     assert "## Real systems" in md and "## Reference systems" not in md
     assert 'id="leaderboard-reference"' not in html.render(board)

@@ -129,8 +129,9 @@ def test_a_newer_partial_r1_file_does_not_shrink_r1(reference: dict[str, Path], 
     r1.unlink()  # no complete R1 file left: the system is incomplete, and says so
     (log,) = read_runs([folder])
     assert any("no samples file of memriskbench_r1 holds every doc" in n for n in log.notes)
-    alone = standings([log])[log.name]  # alone, it is a subset (said, never "complete")
-    assert alone.status == f"subset ({96 + len(kept)}/120)" and not alone.complete
+    alone = standings([log])[log.name]  # alone too: it owes R1's other docs (issue 29 item 1)
+    assert alone.status == f"incomplete ({96 + len(kept)}/120)" and not alone.ranked
+    assert set(log.owed) >= {s.episode_id for s in log.samples if s.episode.risk == "R1"}
     (full,) = read_runs([reference["agent-stale"]])
     beside = standings([log, replace(full, name="whole")])[log.name]  # beside a whole run it is incomplete, not ranked
     assert beside.status == f"incomplete ({96 + len(kept)}/120)" and not beside.ranked
@@ -164,3 +165,50 @@ def test_leaderboard_select_and_stats_agree_on_who_is_complete(
         ("careful", "real", 1), ("leaky", "reference", 1)]
     assert load_runs(whole).passed.shape == (120, 2)
     assert main(["stats", *whole, "--json"]) == 0
+
+
+def _cut(source: Path, dest: Path, keep: int | None, tasks: tuple[str, ...] | None = None) -> Path:
+    """A copy of ``source`` whose samples files keep their first ``keep`` rows (doc_ids
+    0..keep-1, what ``--limit`` writes; None: every row), only for ``tasks`` if given."""
+    shutil.copytree(source, dest)
+    for path in dest.glob("samples_memriskbench_*.jsonl"):
+        task = path.name.split("_20")[0].removeprefix("samples_")
+        if tasks is not None and task not in tasks:
+            path.unlink()
+        elif keep is not None:
+            _write(path, _lines(path)[:keep])
+    return dest
+
+
+def test_runs_cut_the_same_way_are_never_ranked_on_what_is_left(
+    reference: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    """Two systems whose every task file stops after 3 docs (``--limit 3``, or the tail
+    deleted so the doc_ids stay 0..n-1): no one ran the whole track, but each owes its
+    tasks' other docs, so both are incomplete and unranked, alone or together, by the
+    leaderboard, select and stats alike."""
+    stale = _cut(reference["agent-stale"], tmp_path / "a" / "agent-stale", 3)
+    leaky = _cut(reference["agent-leaky"], tmp_path / "b" / "agent-leaky", 3)
+    runs = [f"stale={stale}", f"leaky={leaky}"]
+    logs = read_runs(runs)
+    assert {len(x.samples) for x in logs} == {15}
+    table = standings(logs)
+    assert {n: st.status for n, st in table.items()} == {"stale": "incomplete (15/120)", "leaky": "incomplete (15/120)"}
+    assert standings(logs[:1])["stale"].status == "incomplete (15/120)"  # alone as well
+    board = build(collect(runs, lambda _: None))
+    assert not board.rows and {r.system.name for r in board.incomplete} == {"stale", "leaky"}
+    with pytest.raises(SamplesError, match="is incomplete"):
+        load_runs(runs)
+    capsys.readouterr()
+    assert main(["stats", *runs]) == 2
+    assert "is incomplete (15/120)" in capsys.readouterr().err
+
+
+def test_whole_declared_tasks_rank_on_their_docs(reference: dict[str, Path], tmp_path: Path) -> None:
+    """Systems that each ran the whole of one declared task (here R1, all 24 docs) are
+    ranked on it, and the status says so: never "complete"."""
+    runs = [f"stale={_cut(reference['agent-stale'], tmp_path / 'a' / 's', None, ('memriskbench_r1',))}",
+            f"careful={_cut(reference['careful-assistant'], tmp_path / 'b' / 'c', None, ('memriskbench_r1',))}"]
+    table = standings(read_runs(runs))
+    assert {n: st.status for n, st in table.items()} == {"stale": "subset (24/120)", "careful": "subset (24/120)"}
+    assert all(st.ranked and not st.complete for st in table.values())

@@ -7,7 +7,7 @@
 * Two runs of one system into one ``--output_path`` are one system, the newer run per
   task winning.
 * A samples file whose failed rows were deleted never ranks its system, whether or not
-  another system ran the whole track.
+  another system ran the whole track; nor does one that stops early (``--limit N``).
 """
 
 from __future__ import annotations
@@ -243,8 +243,9 @@ def test_deleting_failed_rows_never_ranks_with_or_above_the_oracle(
             assert "system 'stale' is incomplete" in capsys.readouterr().err
 
 
-def test_a_limit_run_is_a_declared_subset_not_a_deletion(oracle_run: Path, tmp_path: Path) -> None:
-    """lm-eval's --limit N logs docs 0..N-1: such a run is still compared on the subset."""
+def test_a_limit_run_is_incomplete_not_a_deletion(oracle_run: Path, tmp_path: Path) -> None:
+    """lm-eval's --limit N logs docs 0..N-1: no rows were removed, but the run owes its
+    tasks' other docs, so it is incomplete and never ranked, even alone (issue 29 item 1)."""
     from lm_eval_memrisk.logs.runs import read_runs, standings
 
     limited = tmp_path / "limited"
@@ -254,8 +255,10 @@ def test_a_limit_run_is_a_declared_subset_not_a_deletion(oracle_run: Path, tmp_p
         kept = sorted(lines, key=lambda x: json.loads(x)["doc_id"])[:3]
         path.write_text("".join(x + "\n" for x in kept), encoding="utf-8")
     (log,) = read_runs([f"oracle={limited}"])
-    assert not log.rows_removed
-    assert standings([log])["oracle"].status == "subset (15/120)"
+    assert not log.rows_removed and len(log.samples) == 15
+    assert len(log.owed) == 120  # every doc of memriskbench_r1..r5
+    alone = standings([log])["oracle"]
+    assert alone.status == "incomplete (15/120)" and not alone.ranked
 
 
 # ----------------------------------------------------------------------------- memory_baseline

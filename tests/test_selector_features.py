@@ -20,11 +20,12 @@ from selector.io import load_runs
 
 SAMPLES = Path(__file__).parent / "data" / "samples"
 RUNS = [SAMPLES / f"run_{s}" for s in ("alpha", "beta", "gamma", "omega")]
+EPISODES = SAMPLES / "episodes.jsonl"  # the runs' dataset (make_samples.py)
 
 
 @pytest.fixture(scope="module")
 def matrix():
-    return load_runs(RUNS)
+    return load_runs(RUNS, episodes=[EPISODES])
 
 
 def test_twelve_features_in_four_families():
@@ -49,7 +50,7 @@ def test_feature_matrix_columns(matrix):
     assert x.shape == (15, 12)
     assert x[:, FEATURE_NAMES.index("tier")].tolist() == matrix.tier_codes.tolist()
     # structural features come from the verified episodes themselves
-    episodes = {e.id: e for e in load_episodes("v1")}
+    episodes = {e.id: e for e in load_episodes(EPISODES)}
     assert x[:, FEATURE_NAMES.index("n_constraints")].tolist() == [
         float(len(episodes[e].constraints)) for e in matrix.episode_ids]
     assert x[:, FEATURE_NAMES.index("n_memories")].tolist() == [

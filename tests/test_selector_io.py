@@ -14,6 +14,8 @@ from lm_eval_memrisk.scoring.scorer import SCORER_VERSION
 from selector.io import load_runs
 
 SAMPLES = Path(__file__).parent / "data" / "samples"
+#: The fixture runs' dataset: 15 packaged episodes; every run is a complete run of it.
+EPISODES = [SAMPLES / "episodes.jsonl"]
 NAMES = ("alpha", "beta", "gamma", "omega")
 
 
@@ -56,14 +58,14 @@ def _edit_json(path: Path, lineno: int, fn) -> None:
 
 def test_reads_the_fixture_keyed_by_episode_id():
     m = load_runs([SAMPLES / "run_omega", SAMPLES / "run_alpha" / "org__alpha", SAMPLES / "run_gamma",
-                   SAMPLES / "run_beta"])
+                   SAMPLES / "run_beta"], episodes=EPISODES)
     table = _fixture_table()
     # names come from each run's model_args (pretrained=org/alpha), not from the folder
     assert m.systems == tuple(f"org/{n}" for n in NAMES)
     assert m.episode_ids == tuple(sorted(table))
     want = np.array([[table[e][n] for n in NAMES] for e in m.episode_ids], dtype=bool)
     assert np.array_equal(m.passed, want)
-    assert m.dataset_hash == dataset_hash("v1") and m.scorer_version == SCORER_VERSION
+    assert m.dataset_hash == dataset_hash(EPISODES[0]) and m.scorer_version == SCORER_VERSION
     i = m.episode_ids.index("R3-medium-02")
     assert (m.risks[i], m.tiers[i], m.tasks[i], int(m.doc_ids[i])) == ("R3", "medium", "memriskbench_r3", 1)
     assert m.trace.shape == (15, 4, 4)
@@ -71,32 +73,31 @@ def test_reads_the_fixture_keyed_by_episode_id():
 
 
 def test_newest_samples_file_wins_and_a_note_says_so():
-    m = load_runs([SAMPLES / f"run_{n}" for n in NAMES])
+    m = load_runs([SAMPLES / f"run_{n}" for n in NAMES], episodes=EPISODES)
     i, beta = m.episode_ids.index("R1-easy-01"), m.systems.index("org/beta")
     assert m.passed[i, beta]  # the older run has it flipped to a failure
-    # no fixture file holds all 24 docs of memriskbench_r1: the newest whole one is read, and said
-    assert any("2 samples files for memriskbench_r1; none holds every doc" in n and "using the newest" in n
-               for n in m.notes)
+    # both of beta's r1 files hold every doc of memriskbench_r1 (3 in the fixture dataset): the newest counts
+    assert any("2 samples files for memriskbench_r1; using the newest complete one" in n for n in m.notes)
 
 
 def test_a_torn_newest_file_is_skipped_with_a_note(runs):
     older = sorted((runs[1] / "org__beta").glob("samples_memriskbench_r1_*.jsonl"))
     newest = older[-1]
     newest.write_bytes(newest.read_bytes()[:-1])  # no final newline: the run was cut short
-    m = load_runs(runs)
+    m = load_runs(runs, episodes=EPISODES)
     i, beta = m.episode_ids.index("R1-easy-01"), m.systems.index("org/beta")
     assert not m.passed[i, beta]  # the older, flipped run counts now
     assert any(str(newest) in n and "incomplete" in n for n in m.notes)
 
 
 def test_names_can_be_given():
-    m = load_runs([f"a={SAMPLES / 'run_alpha'}", f"b={SAMPLES / 'run_beta'}"])
+    m = load_runs([f"a={SAMPLES / 'run_alpha'}", f"b={SAMPLES / 'run_beta'}"], episodes=EPISODES)
     assert m.systems == ("a", "b")
 
 
 def _error(runs, kind=SamplesError) -> str:
     with pytest.raises(kind) as err:
-        load_runs(runs)
+        load_runs(runs, episodes=EPISODES)
     return str(err.value)
 
 
@@ -135,7 +136,7 @@ def test_error_unknown_dataset_and_unknown_episode(runs):
     _edit_json(path, 2, lambda d: d["episodes"].update(dataset_hash="sha256:ffffffffffffffff"))
     msg = _error(runs)
     assert f"{path}:2:" in msg and "is not a known dataset" in msg and "--episodes" in msg
-    _edit_json(path, 2, lambda d: d["episodes"].update(dataset_hash=dataset_hash("v1")))
+    _edit_json(path, 2, lambda d: d["episodes"].update(dataset_hash=dataset_hash(EPISODES[0])))
     _edit_json(path, 3, lambda d: (d["doc"].update(episode_id="R4-easy-99"), d["episodes"].update(episode_id="R4-easy-99")))
     msg = _error(runs)
     assert f"{path}:3:" in msg and "episode R4-easy-99 is not in dataset" in msg
@@ -186,17 +187,17 @@ def test_variant_is_recomputed_from_the_replies(runs):
             d["raw_reply"] = "I can't share another user's details, sorry."
 
     _edit_json(path, 3, refuse)
-    default, safety = load_runs(runs), load_runs(runs, variant="safety_aware")
+    default, safety = load_runs(runs, episodes=EPISODES), load_runs(runs, "safety_aware", EPISODES)
     i = default.episode_ids.index("R3-easy-01")
     assert not default.passed[i, 0] and safety.passed[i, 0]
     assert safety.variant == "safety_aware"
     with pytest.raises(SamplesError, match="unknown variant"):
-        load_runs(runs, variant="lenient")
+        load_runs(runs, "lenient", EPISODES)
 
 
 def test_one_system_loads_only_when_asked_for():
     """Selecting needs two systems; a matrix joined to others (out-of-sample real runs) may hold one."""
     with pytest.raises(SamplesError, match="at least 2 systems"):
-        load_runs([SAMPLES / "run_alpha"])
-    m = load_runs([SAMPLES / "run_alpha"], min_systems=1)
+        load_runs([SAMPLES / "run_alpha"], episodes=EPISODES)
+    m = load_runs([SAMPLES / "run_alpha"], episodes=EPISODES, min_systems=1)
     assert len(m.systems) == 1 and m.passed.shape[1] == 1

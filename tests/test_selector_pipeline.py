@@ -24,12 +24,14 @@ from selector.report import signature, write_outputs
 
 SAMPLES = Path(__file__).parent / "data" / "samples"
 RUNS = [SAMPLES / f"run_{n}" for n in ("alpha", "beta", "gamma", "omega")]
+EPISODES = SAMPLES / "episodes.jsonl"  # the runs' dataset (make_samples.py)
+WITH_EPISODES = ["--episodes", str(EPISODES)]
 SETTINGS = Settings(fraction=0.4, bootstrap=40, progress=False)
 
 
 @pytest.fixture(scope="module")
 def matrix():
-    return load_runs(RUNS)
+    return load_runs(RUNS, episodes=[EPISODES])
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +90,7 @@ def test_held_out_selection_never_sees_the_held_out_system(matrix):
 
 
 def test_drift_check_places_the_new_system():
-    systems, _ = load_systems(RUNS + [SAMPLES / "run_delta"])
+    systems, _ = load_systems(RUNS + [SAMPLES / "run_delta"], episodes=[EPISODES])
     both = build_matrix(systems, "default")
     d = drift_check(both, "org/delta", np.arange(15), Weights())
     assert d["rank_subset"] == d["rank_full"] and d["spearman_all"] == 1.0 and d["rank_preserved"]
@@ -141,7 +143,7 @@ def test_plots_render(result, tmp_path):
 
 def test_select_cli_end_to_end(tmp_path, capsys):
     args = ["select", *map(str, RUNS), "--fraction", "0.4", "--bootstrap", "20", "--no-plots",
-            "--new-system", str(SAMPLES / "run_delta"), "--out", str(tmp_path)]
+            "--new-system", str(SAMPLES / "run_delta"), "--out", str(tmp_path), *WITH_EPISODES]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "selected 6 of 15 episodes (4 systems)" in out and "memrisk-select:v1|" in out
@@ -151,12 +153,12 @@ def test_select_cli_end_to_end(tmp_path, capsys):
 
 
 def test_select_cli_reports_bad_input(tmp_path, capsys):
-    assert main(["select", str(RUNS[0]), str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert main(["select", str(RUNS[0]), str(tmp_path), "--out", str(tmp_path / "o"), *WITH_EPISODES]) == 2
     err = capsys.readouterr().err
     assert "memrisk select: error:" in err and str(tmp_path) in err
-    assert main(["select", *map(str, RUNS), "--fraction", "1.5", "--out", str(tmp_path / "o")]) == 2
+    assert main(["select", *map(str, RUNS), "--fraction", "1.5", "--out", str(tmp_path / "o"), *WITH_EPISODES]) == 2
     assert main(["select", *map(str, RUNS), "--held-out", "nobody", "--out", str(tmp_path / "o"),
-                 "--bootstrap", "2", "--no-plots"]) == 2
+                 "--bootstrap", "2", "--no-plots", *WITH_EPISODES]) == 2
     assert "nobody" in capsys.readouterr().err
 
 
@@ -167,7 +169,8 @@ def test_select_cli_without_matplotlib_skips_plots(tmp_path, capsys, monkeypatch
         raise ModuleNotFoundError("plots need matplotlib")
 
     monkeypatch.setattr(selector.plots, "_pyplot", missing)
-    assert main(["select", *map(str, RUNS), "--bootstrap", "2", "--fraction", "0.4", "--out", str(tmp_path)]) == 0
+    assert main(["select", *map(str, RUNS), "--bootstrap", "2", "--fraction", "0.4", "--out", str(tmp_path),
+                 *WITH_EPISODES]) == 0
     assert "the plots were skipped" in capsys.readouterr().err
     assert (tmp_path / "report.md").exists() and not (tmp_path / "ranking.png").exists()
 

@@ -85,6 +85,7 @@ def test_stats_cli_counts_json(capsys):
 
 def test_stats_cli_runs_add_mcnemar(capsys):
     runs = [str(SAMPLES / f"run_{n}") for n in ("alpha", "beta", "gamma", "omega")]
+    runs += ["--episodes", str(SAMPLES / "episodes.jsonl")]  # the runs' dataset
     assert main(["stats", *runs, "--json"]) == 0
     tests = json.loads(capsys.readouterr().out)["tests"]
     assert [t["test"] for t in tests].count("mcnemar") == 30 and [t["test"] for t in tests].count("fisher") == 30

@@ -15,9 +15,13 @@ Every command that reads logged samples (``runs``, ``select``, ``stats``, ``repo
   over its tasks; an episode logged by several tasks counts once, from the newest file.
 * Rankings need the whole episode set (:func:`standings`, the one rule the leaderboard,
   ``select`` and ``stats`` share): a system is ranked only when it holds every
-  main-track episode of the comparison; otherwise it is *incomplete (n/N)*.  The
+  main-track episode of the comparison; otherwise it is *incomplete (n/N)*.  A system
+  owes every doc of each task it logged, so a cut run (``--limit N``, a file stopped
+  early or its tail deleted) is incomplete and never ranked, alone or not.  The
   comparison is the whole main track, or, when no listed system ran all of it, the
-  union of what they ran (status ``subset (n/N)``).
+  union of the whole declared tasks they ran (``memriskbench_r1``, a tier task,
+  ``memriskbench_subset20``): systems holding all of it are ranked among themselves,
+  status ``subset (n/N)``, never ``complete``.
 * Every sample's episode is verified: its ``dataset_hash`` must be a known dataset (the
   packaged ``data/episodes_*.jsonl``, or a file given with ``--episodes``), its id must
   be in it and its ``doc.episode_json`` must equal that episode.  A mismatch is refused
@@ -263,7 +267,8 @@ class SystemLog:
     generation: Mapping[str, Any] = dataclass_field(default_factory=dict)
     """The run's effective generation settings (:func:`run_generation`), for its signature."""
     owed: frozenset[str] = frozenset()
-    """Episodes of tasks whose samples file had rows removed (every doc of such a task)."""
+    """Every doc of each task whose counted samples file lacks some of them (``--limit``,
+    a cut run, rows removed): the system is incomplete until it holds them."""
     rows_removed: tuple[str, ...] = ()
     """One line per samples file whose rows were removed after lm-eval wrote it."""
 
@@ -511,9 +516,11 @@ def read_system(
     """One model folder (or the folders of several runs of one system) -> SystemLog
     (named ``name``, else by its run settings, else its folder).
 
-    A samples file whose ``doc_id``s are not 0..n-1 had rows removed after lm-eval wrote
-    it (lm-eval numbers a task's docs from 0, ``--limit N`` keeps 0..N-1): the system owes
-    every doc of that task (:attr:`SystemLog.owed`) and is never ranked (:func:`standings`).
+    A system owes every doc of each task it logged (:attr:`SystemLog.owed`): a samples
+    file that lacks docs of its task (``--limit N``, a cut run) leaves the task's other
+    docs missing, so the system is incomplete (:func:`standings`).  A file whose
+    ``doc_id``s are not 0..n-1 had rows removed after lm-eval wrote it (lm-eval numbers a
+    task's docs from 0, ``--limit N`` keeps 0..N-1): the system is never ranked.
     """
     folders = [folder] if isinstance(folder, Path) else list(folder)
     chosen, notes = choose_files(folders, known)
@@ -540,13 +547,15 @@ def read_system(
                 by_id[sample.episode_id] = (date, sample)
         if not in_file:
             raise SamplesError(f"{path}: no sample lines")
+        need = task_episode_ids(task, dataset) if dataset is not None else None
         if sorted(doc_ids) != list(range(len(doc_ids))):
             gaps = sorted(set(range(max(doc_ids) + 1)) - set(doc_ids))
-            need = task_episode_ids(task, dataset) if dataset is not None else None
             owed |= set(need or ())
             removed.append(f"{path}: rows were removed (doc_id {', '.join(map(str, gaps[:5]))}"
                            f"{', ...' if len(gaps) > 5 else ''} missing of 0..{max(doc_ids)}); "
                            f"the system owes every doc of {task} and is not ranked")
+        elif need is not None and not need <= set(in_file):
+            owed |= set(need)  # a partial file (--limit, a cut run): the task's other docs are owed
     samples = tuple(by_id[k][1] for k in sorted(by_id))
     for attr in ("dataset_hash", "mode", "memory_policy"):
         values = {_setting(s, attr): s.where for s in samples}
@@ -604,8 +613,8 @@ class Standing:
 
     @property
     def status(self) -> str:
-        """``complete``, ``subset (n/N)`` (ranked on the subset every listed system ran,
-        none having run the whole track) or ``incomplete (n/N)`` (never ranked)."""
+        """``complete``, ``subset (n/N)`` (ranked on the whole declared tasks every listed
+        system ran, none having run the whole track) or ``incomplete (n/N)`` (never ranked)."""
         if not self.ranked:
             return f"incomplete ({self.have}/{self.need})"
         return "complete" if self.complete else f"subset ({self.need}/{self.track})"
@@ -624,13 +633,14 @@ def standings(systems: Sequence[SystemLog], known: Mapping[str, KnownDataset] | 
     """System name -> :class:`Standing`: the one rule deciding who is ranked.
 
     The comparison set is every main-track (R1-R5) episode of the dataset; when no
-    listed system ran all of them (a declared subset, e.g. ``memriskbench_subset20``,
-    ``--tasks memriskbench_r1`` or ``--limit``), it is every main-track episode any
-    listed system ran or owes, and the status says ``subset (n/N)``.  A system missing
-    any episode of the comparison is ``incomplete (n/N)`` and never ranked.  A system
-    owes every doc of a task whose samples file had rows removed (its ``doc_id``s are
-    not 0..n-1, :func:`read_system`): deleting the rows of failed episodes leaves it
-    incomplete and unranked whether or not another system ran the whole track.
+    listed system ran all of them (whole declared tasks, e.g. ``memriskbench_subset20``
+    or ``--tasks memriskbench_r1``), it is every main-track episode any listed system
+    ran or owes, and the status says ``subset (n/N)``.  A system missing any episode of
+    the comparison is ``incomplete (n/N)`` and never ranked.  A system owes every doc of
+    each task it logged (:attr:`SystemLog.owed`): a ``--limit N`` run, or a file whose
+    tail was deleted, is incomplete and unranked even alone, and a file whose
+    ``doc_id``s are not 0..n-1 (rows of failed episodes deleted) never ranks its system,
+    whether or not another system ran the whole track.
     """
     known = known if known is not None else known_datasets()
     main: set[str] = set()

@@ -1,6 +1,12 @@
 """Real sample lines for the hand-made run-folder fixtures (tests/data/*/make_*.py).
 
-Each line is what lm-eval's ``--log_samples`` writes for one episode of the packaged
+Each fixture family runs on a small episode file of its own (:func:`write_dataset`: a
+few episodes copied from the packaged dataset v1), and its runs are complete runs of
+that file's ``memriskbench_rN`` tasks: every doc of the task, numbered as lm-eval numbers
+them (:func:`doc_ids`).  A reader given the file (``--episodes FILE``) ranks them; a
+reader without it refuses them as an unknown dataset.
+
+Each line is what lm-eval's ``--log_samples`` writes for one episode of that
 dataset answered by a reference agent: the doc row, the replies and the metrics of
 :func:`lm_eval_memrisk.scoring.sample_record.sample_metrics` (so a reader that recomputes the
 scores from the replies agrees with the stored ones).  The rendered prompts are left
@@ -9,10 +15,14 @@ out of the stored trace to keep the fixtures small; nothing reads them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import json
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from lm_eval_memrisk.episodes.codec import dumps_episode
 from lm_eval_memrisk.episodes.doc_rows import to_rows
 from lm_eval_memrisk.episodes.loader import dataset_hash, load_episodes
 from lm_eval_memrisk.episodes.records import Episode
@@ -31,6 +41,36 @@ REFUSES = "refuser"
 def packaged() -> tuple[dict[str, Episode], str]:
     """The packaged episodes by id, and the dataset hash."""
     return {e.id: e for e in load_episodes("v1", track="all")}, dataset_hash("v1")
+
+
+def write_dataset(path: Path, ids: Iterable[str], edit: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """Write the packaged episodes ``ids`` (in the packaged file's order) to ``path`` as an
+    episode file; ``edit`` may change an episode's JSON object (another dataset hash)."""
+    wanted = set(ids)
+    episodes, _ = packaged()
+    missing = sorted(wanted - set(episodes))
+    assert not missing, missing
+    lines = []
+    for e in episodes.values():
+        if e.id in wanted:
+            obj = json.loads(dumps_episode(e))
+            if edit is not None:
+                edit(obj)
+            lines.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=4)
+def dataset(path: Path) -> tuple[dict[str, Episode], str]:
+    """The episodes of an episode file by id (in file order), and its dataset hash."""
+    return {e.id: e for e in load_episodes(path, track="all")}, dataset_hash(path)
+
+
+def doc_ids(episodes: dict[str, Episode], risk: str) -> dict[str, int]:
+    """Episode id -> lm-eval's doc_id in the ``memriskbench_<risk>`` task of the dataset
+    (its episodes of the risk, numbered from 0 in file order)."""
+    return {i: n for n, i in enumerate(e.id for e in episodes.values() if e.risk == risk)}
 
 
 def agent_for(risk: str, passed: bool, safe: bool) -> str:

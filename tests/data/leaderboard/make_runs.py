@@ -3,17 +3,21 @@
     PYTHONPATH=. python tests/data/leaderboard/make_runs.py
 
 The pass patterns below are chosen by hand so that the expected numbers in the tests
-can be worked out on paper (see PATTERNS).  Every line is a real sample of a packaged
-episode answered by a reference agent that gets the pattern's verdicts (oracle: pass;
-refuser: safety-aware pass only; an agent failing the risk: fail; see
-tests/data/logged_samples.py); the script checks the recomputed verdicts.  Tests never
-run this script.
+can be worked out on paper (see PATTERNS).  The runs are complete runs of a small
+dataset, ``episodes.jsonl`` (written here: episodes 1..4 of R1-R5 and R6-hard-01..02,
+copied from the packaged dataset v1; 20 main-track episodes), so the tests pass it to
+the readers (``--episodes FILE``): every ``memriskbench_rN`` samples file holds every
+doc of its task.  Every line is a real sample of one of its episodes answered by a
+reference agent that gets the pattern's verdicts (oracle: pass; refuser: safety-aware
+pass only; an agent failing the risk: fail; see tests/data/logged_samples.py); the
+script checks the recomputed verdicts.  Tests never run this script.
 
 Layout written next to this file:
 
+    episodes.jsonl                      the small dataset of every run but epsilon's
     runs/alpha, runs/beta, runs/gamma   one lm-eval --output_path folder, three systems
     extra/delta                         a model folder given directly
-    other_dataset/epsilon               same episodes, a different dataset (episodes.jsonl)
+    other_dataset/epsilon               same episode ids, a different dataset (episodes.jsonl)
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from logged_samples import agent_for, logged_sample, packaged  # noqa: E402
+from logged_samples import agent_for, dataset, doc_ids, logged_sample, write_dataset  # noqa: E402
 
-from lm_eval_memrisk.episodes.codec import dumps_episode  # noqa: E402
-from lm_eval_memrisk.episodes.loader import dataset_hash, load_episodes  # noqa: E402
-
+EPISODES = HERE / "episodes.jsonl"
 OTHER_EPISODES = HERE / "other_dataset" / "episodes.jsonl"
 TIERS = ("easy", "easy", "medium", "hard")  # episodes 1..4 of every risk
+#: The small dataset: R1-R5 episodes 1..4 (easy, easy, medium, hard), R6-hard-01..02.
+IDS = [f"{r}-{t}-{i + 1:02d}" for r in ("R1", "R2", "R3", "R4", "R5") for i, t in enumerate(TIERS)] + [
+    "R6-hard-01", "R6-hard-02"]
 NEW = "2026-02-01T10-00-00.000000"
 OLD = "2026-01-01T10-00-00.000000"
 #: beta's failing R4 reply carries markup, which the page must show as text.
@@ -97,10 +102,8 @@ def sample(system: str, risk: str, i: int, passed: str, safe: str, other: bool) 
     policy, mode, _ = SETTINGS[system]
     tier = "hard" if risk == "R6" else TIERS[i]
     eid = f"{risk}-{tier}-{i + 1:02d}"
-    if other:
-        episodes, data_hash = {e.id: e for e in load_episodes(OTHER_EPISODES, track="all")}, dataset_hash(OTHER_EPISODES)
-    else:
-        episodes, data_hash = packaged()
+    episodes, data_hash = dataset(OTHER_EPISODES if other else EPISODES)
+    assert doc_ids(episodes, risk)[eid] == i, (eid, i)
     edit = with_markup if (system, risk, passed) == ("beta", "R4", "0") else None
     agent = agent_for(risk, passed == "1", safe == "1")
     line = logged_sample(episodes[eid], agent, data_hash, i, mode, edit, policy)
@@ -142,6 +145,7 @@ def write_system(folder: Path, system: str, date: str, other: bool = False, all_
     )
     for risk in risks:
         passed, safe = PATTERNS[system][risk]
+        assert len(passed) == len(doc_ids(dataset(EPISODES)[0], risk)), (system, risk)  # every doc of the task
         if all_pass:
             passed = safe = "1" * len(passed)
         lines = [
@@ -154,21 +158,19 @@ def write_system(folder: Path, system: str, date: str, other: bool = False, all_
 
 
 def write_other_dataset() -> None:
-    """The packaged episodes with one R6 episode's family renamed: same ids, another hash."""
-    episodes = load_episodes(track="all")
-    lines = []
-    for e in episodes:
-        line = json.loads(dumps_episode(e))
-        if e.id == "R6-hard-08":
-            line["family"] = line["family"] + "_v2"
-        lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
-    OTHER_EPISODES.parent.mkdir(parents=True, exist_ok=True)
-    OTHER_EPISODES.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    """The small dataset with one R6 episode's family renamed: same ids, another hash."""
+
+    def rename(line: dict[str, object]) -> None:
+        if line["id"] == "R6-hard-02":
+            line["family"] = f"{line['family']}_v2"
+
+    write_dataset(OTHER_EPISODES, IDS, rename)
 
 
 def main() -> None:
     for sub in ("runs", "extra", "other_dataset"):
         shutil.rmtree(HERE / sub, ignore_errors=True)
+    write_dataset(EPISODES, IDS)
     write_other_dataset()
     write_system(HERE / "runs" / "alpha", "alpha", NEW)
     write_system(HERE / "runs" / "beta", "beta", OLD, all_pass=True)  # older run: ignored

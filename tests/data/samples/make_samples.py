@@ -1,14 +1,19 @@
 """Write the hand-made lm-eval run folders used by tests/test_selector_*.py.
 
 Run from the repository root: ``PYTHONPATH=. python tests/data/samples/make_samples.py``.
-The pass table below is the whole fixture: each line is a real sample of a packaged
-episode, answered by the oracle where the table says 1 and by an agent that fails the
+The pass table below is the whole fixture: its 15 episodes, copied from the packaged
+dataset v1, are the small dataset ``episodes.jsonl`` next to this script, and every run
+is a complete run of that dataset's ``memriskbench_r1``..``r5`` tasks (3 docs each), so
+the tests pass ``episodes.jsonl`` to the readers (``--episodes FILE``).  Each line is a
+real sample, answered by the oracle where the table says 1 and by an agent that fails the
 episode's risk where it says 0 (see tests/data/logged_samples.py); the script checks
 that the recomputed verdicts match the table.
 
 Layouts (both are lm-eval's): ``run_<name>/<model folder>/samples_*.jsonl`` (pass the
 run folder or the model folder).  ``run_beta`` also holds an older, different run of
 memriskbench_r1 (the newest must win); ``run_delta`` is the new system of the drift check.
+The table's rows are in the order of the packaged file, so per risk doc_id 0, 1, 2 are
+the easy, medium and hard episode, as lm-eval numbers them.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from logged_samples import agent_for, logged_sample, packaged  # noqa: E402
+from logged_samples import agent_for, dataset, doc_ids, logged_sample, write_dataset  # noqa: E402
+
+EPISODES = HERE / "episodes.jsonl"
 
 DATE_OLD, DATE = "2026-01-01T09-00-00.000000", "2026-01-02T09-00-00.000000"
 #            alpha beta gamma omega delta
@@ -51,9 +58,10 @@ def rows() -> list[tuple[str, dict[str, int]]]:
     return out
 
 
-def sample_line(doc_id: int, ep: str, passed: int) -> dict:
-    episodes, data_hash = packaged()
+def sample_line(ep: str, passed: int) -> dict:
+    episodes, data_hash = dataset(EPISODES)
     episode = episodes[ep]
+    doc_id = doc_ids(episodes, episode.risk)[ep]
     line = logged_sample(episode, agent_for(episode.risk, bool(passed), False), data_hash, doc_id)
     assert line["pass"] == passed, (ep, passed, line["pass"])
     return line
@@ -68,7 +76,8 @@ def write(system: str, model_dir: Path, date: str, flip_r1: bool = False) -> Non
     for risk, eps in sorted(by_task.items()):
         if flip_r1 and risk != "r1":
             continue
-        lines = [sample_line(i, ep, (1 - p) if flip_r1 else p) for i, (ep, p) in enumerate(eps)]
+        assert len(eps) == len(doc_ids(dataset(EPISODES)[0], risk.upper())), risk  # every doc of the task
+        lines = [sample_line(ep, (1 - p) if flip_r1 else p) for ep, p in eps]
         lines.reverse()  # file order must not matter
         text = "".join(json.dumps(x, sort_keys=True) + "\n" for x in lines)
         (model_dir / f"samples_memriskbench_{risk}_{date}.jsonl").write_text(text, encoding="utf-8")
@@ -77,6 +86,7 @@ def write(system: str, model_dir: Path, date: str, flip_r1: bool = False) -> Non
 
 
 def main() -> None:
+    write_dataset(EPISODES, [ep for ep, _ in rows()])
     for system in SYSTEMS:
         write(system, HERE / f"run_{system}" / f"org__{system}", DATE)
     write("beta", HERE / "run_beta" / "org__beta", DATE_OLD, flip_r1=True)
