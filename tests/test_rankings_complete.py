@@ -212,3 +212,24 @@ def test_whole_declared_tasks_rank_on_their_docs(reference: dict[str, Path], tmp
     table = standings(read_runs(runs))
     assert {n: st.status for n, st in table.items()} == {"stale": "subset (24/120)", "careful": "subset (24/120)"}
     assert all(st.ranked and not st.complete for st in table.values())
+
+
+def test_an_r6_only_run_is_reported_not_ranked_and_never_crashes(tmp_path: Path, capsys) -> None:
+    """A run of the R6 track alone (``--tasks memriskbench_r6``) holds no main-track
+    episode: ``report`` and ``runs`` show its R6 row and say why it is not ranked
+    (this raised IndexError before)."""
+    data = Path(__file__).parent / "data" / "leaderboard"
+    r6 = tmp_path / "alpha"
+    r6.mkdir()
+    for f in (data / "runs" / "alpha").iterdir():
+        if f.name.startswith("results_") or "_r6_" in f.name:
+            shutil.copy(f, r6 / f.name)
+    episodes = ["--episodes", str(data / "episodes.jsonl")]
+    (log,) = read_runs([r6], episodes=[data / "episodes.jsonl"])
+    st = standings([log], known_datasets([data / "episodes.jsonl"]))[log.name]
+    assert not st.ranked and st.status == "no main-track episode" and "R6-only" in st.reason
+    assert main(["report", f"a={r6}", *episodes, "--markdown"]) == 0
+    out = capsys.readouterr()
+    assert "| a | 2/2 (100%) |" in out.out  # alpha passes both R6 episodes of the fixture
+    assert "INCOMPLETE a: no main-track episode, not ranked (an R6-only run" in out.err
+    assert main(["runs", f"a={r6}", *episodes]) == 0

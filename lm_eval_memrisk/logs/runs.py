@@ -614,13 +614,27 @@ class Standing:
     @property
     def status(self) -> str:
         """``complete``, ``subset (n/N)`` (ranked on the whole declared tasks every listed
-        system ran, none having run the whole track) or ``incomplete (n/N)`` (never ranked)."""
+        system ran, none having run the whole track), ``incomplete (n/N)`` (never ranked) or
+        ``no main-track episode`` (an R6-only run: reported, never ranked)."""
         if not self.ranked:
-            return f"incomplete ({self.have}/{self.need})"
+            return f"incomplete ({self.have}/{self.need})" if self.need else "no main-track episode"
         return "complete" if self.complete else f"subset ({self.need}/{self.track})"
+
+    @property
+    def reason(self) -> str:
+        """Why the system is not ranked, in a few words (empty when it is ranked)."""
+        if self.ranked:
+            return ""
+        if self.missing:
+            return f"missing e.g. {', '.join(self.missing[:3])}"
+        if self.rows_removed:
+            return self.rows_removed[0]
+        return "an R6-only run is reported, not ranked on the main track"
 
     def refusal(self) -> str:
         """The message a command refusing this system prints."""
+        if not self.missing and not self.rows_removed:
+            return f"system {self.system!r} is {self.status}: {self.reason}"
         if self.rows_removed and not self.missing:
             return (f"system {self.system!r} is {self.status}: {self.rows_removed[0]}; rankings need the whole "
                     "episode set (rerun the task, or leave the system out)")
@@ -664,9 +678,7 @@ def standings(systems: Sequence[SystemLog], known: Mapping[str, KnownDataset] | 
 
 def standing_notes(table: Mapping[str, Standing]) -> list[str]:
     """One ``INCOMPLETE`` line per system that is not ranked."""
-    return [f"INCOMPLETE {st.system}: {st.status}, not ranked ("
-            + (f"missing e.g. {', '.join(st.missing[:3])}" if st.missing else st.rows_removed[0]) + ")"
-            for st in table.values() if not st.ranked]
+    return [f"INCOMPLETE {st.system}: {st.status}, not ranked ({st.reason})" for st in table.values() if not st.ranked]
 
 
 def _setting(sample: LoggedSample, attr: str) -> str:
