@@ -51,9 +51,9 @@ declare -A WEAK=(
   [weak-decay8-p0.9]=decay8:p=0.9:seed=0
 )
 mapfile -t WEAK_NAMES < <(printf '%s\n' "${!WEAK[@]}" | sort)
-# The committed reference set (dataset v6, render 4).  Also runnable by name, not in it: the
+# The committed reference set (dataset v6, render 4; 21 systems).  Also runnable by name, not in it: the
 # embedding:3 policy run and the presentation/tool variants (README tables on v3).
-REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3" careful-assistant
+REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3" "$QWEN15" "$QWEN15-recency3" "$QWEN15-mem0-3" careful-assistant
            agent-stale agent-leaky agent-constraint-blind "${WEAK_NAMES[@]}")
 ALL=("${REFERENCE[@]}" pack)
 for sys in "${@:-${ALL[@]}}"; do
