@@ -35,3 +35,16 @@ def _fast_tests_stay_offline(request, monkeypatch, tmp_path_factory):
     monkeypatch.setattr(socket.socket, "connect", connect)
     yield
     assert not any(cache.iterdir()), f"a fast test wrote into the model cache: {sorted(cache.iterdir())}"
+
+
+@pytest.fixture(scope="module")
+def smollm2_file() -> Path:
+    """The embedded SmolLM2-135M GGUF (fetched and checked by the model cache), or a skip
+    naming why it cannot be resolved."""
+    from lm_eval_memrisk.episodes.errors import ModelFileError
+    from lm_eval_memrisk.harness.model_files import resolve_model
+
+    try:
+        return resolve_model("smollm2-135m", None, None, None)
+    except ModelFileError as exc:
+        pytest.skip(f"embedded model smollm2-135m cannot be resolved: {exc}")

@@ -12,10 +12,8 @@ import pytest
 from test_fuzz_episodes import all_seed_episodes
 
 from lm_eval_memrisk.episodes.codec import dumps_episode
-from lm_eval_memrisk.episodes.errors import ModelFileError
 from lm_eval_memrisk.fuzz.model_margins import lm_source, scaled
 from lm_eval_memrisk.fuzz.pipeline import FuzzOptions, run_fuzz
-from lm_eval_memrisk.harness.model_files import resolve_model
 
 llama_cpp = pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.model
@@ -23,15 +21,7 @@ pytestmark = pytest.mark.model
 MODEL_ARGS = "model=smollm2-135m,n_threads=1,n_ctx=4096"
 
 
-@pytest.fixture(scope="module")
-def model_file() -> Path:
-    try:
-        return resolve_model("smollm2-135m", None, None, None)
-    except ModelFileError as exc:
-        pytest.skip(f"embedded model smollm2-135m cannot be resolved: {exc}")
-
-
-def test_a_margin_campaign_on_smollm2(tmp_path: Path, model_file: Path) -> None:
+def test_a_margin_campaign_on_smollm2(tmp_path: Path, smollm2_file: Path) -> None:
     from lm_eval_memrisk.harness.lm_adapter import load_lm
 
     episodes = tmp_path / "seeds.jsonl"

@@ -67,8 +67,6 @@ def value_margin(
     """Score ``reference`` and every ``wrong`` value after the prompt and ``call_prefix``
     (see the module docstring).  ``llm`` is a ``llama_cpp.Llama`` (any ``n_ctx`` that
     holds the prompt); its state is reset first."""
-    if not wrong:
-        raise ValueError("value_margin needs at least one wrong candidate")
     model = LlamaTokens(llm)
     prefix = model.prompt_tokens(render_prompt(llm, messages) + call_prefix)
     return score_values(model, prefix, reference, wrong, suffix)
