@@ -56,6 +56,19 @@ def test_margin_change_takes_the_largest_drop_of_one_cause() -> None:
     assert fired.fired and fired.shrink == pytest.approx(0.3) and fired.after == 0.0
 
 
+def test_a_cause_the_parent_lacks_counts_from_the_parents_decision_margin() -> None:
+    """A value decision turned into a question (``dp1:superseded`` gives way to
+    ``dp1:tool-call``): the new cause is a shrink only below the parent's margin."""
+    parent = Margins((("dp1:superseded", 0.6),))
+    farther = margin_change(parent, Margins((("dp1:tool-call", 0.8),)))
+    assert farther.shrink == 0.0 and farther.cause is None  # counted from 1.0 it was 0.2
+    closer = margin_change(parent, Margins((("dp1:tool-call", 0.35),)))
+    assert closer.shrink == pytest.approx(0.25) and closer.cause == "dp1:tool-call"
+    # a parent with no parts (margin 1.0): a new cause counts from 1.0, as before
+    fresh = margin_change(Margins(()), Margins((("dp1:tool-call", 0.8),)))
+    assert fresh.shrink == pytest.approx(0.2)
+
+
 def test_a_shrinking_margin_gets_corpus_priority() -> None:
     es = entries()
     g = MarginGuided(es, random.Random(0))

@@ -19,7 +19,13 @@ from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.records import Check, Episode
 from lm_eval_memrisk.episodes.render import flatten
 from lm_eval_memrisk.fuzz.campaign import RunResult, run_campaign
-from lm_eval_memrisk.fuzz.decision_targets import TOOL_CALL, VALUE, WITHHOLD, decision_targets
+from lm_eval_memrisk.fuzz.decision_targets import (
+    CLAIM,
+    TOOL_CALL,
+    VALUE,
+    WITHHOLD,
+    decision_targets,
+)
 from lm_eval_memrisk.fuzz.execute import Executor
 from lm_eval_memrisk.fuzz.margins import MarginCost
 from lm_eval_memrisk.fuzz.model_margins import (
@@ -30,7 +36,16 @@ from lm_eval_memrisk.fuzz.model_margins import (
     scaled,
 )
 from lm_eval_memrisk.fuzz.pipeline import FuzzOptions, margin_source
-from lm_eval_memrisk.fuzz.reply_start import BLANK, SILENT, TEXT, TOOL, token_class
+from lm_eval_memrisk.fuzz.reply_start import (
+    BLANK,
+    CLAIM_OPENERS,
+    SILENT,
+    TEXT,
+    TOOL,
+    WITHHOLD_OPENERS,
+    opener_margin,
+    token_class,
+)
 from lm_eval_memrisk.fuzz.report import write_all
 from lm_eval_memrisk.fuzz.seeds import make_seeds
 from lm_eval_memrisk.running.agent_registry import get_agent
@@ -141,12 +156,40 @@ def test_the_ask_margin_reads_how_the_reply_starts(favoured: str, sign: int, bla
     (target,) = decision_targets(ep)
     prompt = prompt_of(ep, "dp1")
     result = measure(FakeTokens(favoured), prompt, target)
-    (cause, nats), = result.parts
+    (cause, nats), (claim_cause, _) = result.parts
     assert cause == f"dp1:{TOOL_CALL}" and sign * nats > 0
-    assert result.cost == MarginCost(len(prompt), 1)  # every fake distribution has blank mass
+    assert claim_cause == f"dp1:{CLAIM}"
+    # every fake distribution has blank mass (one look-ahead token); each opener costs
+    # its own characters
+    openers = sum(len(o) for o in WITHHOLD_OPENERS + CLAIM_OPENERS)
+    assert result.cost == MarginCost(len(prompt), openers + 1)
     # with a blank favoured first, the blank's mass decides the sign (the look-ahead)
     if blank:
         assert abs(nats) > 1.0
+
+
+@pytest.mark.parametrize("favoured, claim_sign", [
+    ("Which address should I use?", 1), ("I can't ship without an address.", 1),
+    ("Done, shipped.", -1), ("Sent to your address.", -1),
+])
+def test_the_claim_margin_tells_asking_from_reporting_an_action(favoured: str, claim_sign: int) -> None:
+    """"Done, shipped." starts as plain text (the tool-call part is content) but asks
+    nothing: the claim part goes below 0 where the reply opens by reporting an action."""
+    ep = asking_episode()
+    (target,) = decision_targets(ep)
+    parts = dict(measure(FakeTokens(favoured), prompt_of(ep, "dp1"), target).parts)
+    assert parts[f"dp1:{TOOL_CALL}"] > 0
+    assert claim_sign * parts[f"dp1:{CLAIM}"] > 0
+
+
+def test_opener_margin_names_the_best_opener_of_each_list() -> None:
+    model = FakeTokens("Sorry, no.")
+    prompt = model.prompt_tokens("Ship it?")
+    model.start(prompt)
+    result = opener_margin(model, len(prompt), model.logprobs())
+    assert (result.best_withhold, result.best_claim) == ("Sorry", result.best_claim)
+    assert result.best_claim in CLAIM_OPENERS and result.margin > 0
+    assert result.tokens_scored == sum(len(o) for o in WITHHOLD_OPENERS + CLAIM_OPENERS)
 
 
 def test_token_classes() -> None:

@@ -9,12 +9,10 @@ Marked ``model``: they load SmolLM2-135M-Instruct (skipped when unavailable).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
-
-from lm_eval_memrisk.episodes.errors import ModelFileError
-from lm_eval_memrisk.harness.model_files import resolve_model
 
 pytest.importorskip("lm_eval")
 pytest.importorskip("llama_cpp")
@@ -22,11 +20,7 @@ pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def lm() -> Any:
-    try:
-        resolve_model("smollm2-135m", None, None, None)
-    except ModelFileError as exc:
-        pytest.skip(f"embedded model smollm2-135m cannot be resolved: {exc}")
+def lm(smollm2_file: Path) -> Any:
     from lm_eval_memrisk.harness.lm_adapter import load_lm
 
     return load_lm("llama-cpp", "model=smollm2-135m,n_ctx=2048,n_threads=1")
@@ -63,15 +57,11 @@ def test_a_continuing_prompt_reuses_the_cache_and_gives_the_fresh_reply(lm):
     assert reused_text == fresh_text
 
 
-def test_run_benchmark_records_the_runs_llama_cpp_stats(tmp_path):
+def test_run_benchmark_records_the_runs_llama_cpp_stats(tmp_path: Path, smollm2_file: Path) -> None:
     from lm_eval_memrisk.episodes.loader import load_episodes
     from lm_eval_memrisk.running.pipeline import run_benchmark
     from lm_eval_memrisk.running.systems import build_system
 
-    try:
-        resolve_model("smollm2-135m", None, None, None)
-    except ModelFileError as exc:
-        pytest.skip(f"embedded model smollm2-135m cannot be resolved: {exc}")
     system = build_system(model="llama-cpp", model_args="model=smollm2-135m,n_ctx=4096,n_threads=1",
                           gen_kwargs={"max_gen_toks": 8})
     assert system.episode_major

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lm_eval_memrisk.episodes.errors import ModelFileError
-from lm_eval_memrisk.harness.model_files import EMBEDDED_MODELS, portable_path, resolve_model
+from lm_eval_memrisk.harness.model_files import EMBEDDED_MODELS, portable_path
 
 lm_eval = pytest.importorskip("lm_eval")
 from lm_eval.api.instance import Instance  # noqa: E402 (after the importorskip)
@@ -37,11 +37,8 @@ def req(ctx: str, **gen_kwargs: Any) -> Instance:
 
 
 @pytest.fixture(scope="module")
-def smollm2() -> Path:
-    try:
-        return resolve_model("smollm2-135m", None, None, None)
-    except ModelFileError as exc:
-        pytest.skip(f"embedded model smollm2-135m cannot be resolved: {exc}")
+def smollm2(smollm2_file: Path) -> Path:
+    return smollm2_file
 
 
 @pytest.fixture(scope="module")

@@ -24,9 +24,6 @@ from typing import Any
 
 import pytest
 
-from lm_eval_memrisk.episodes.errors import ModelFileError
-from lm_eval_memrisk.harness.model_files import resolve_model
-
 REPO = Path(__file__).resolve().parents[1]
 SERVER_MODULES = ("llama_cpp", "fastapi", "uvicorn", "sse_starlette", "starlette_context",
                   "pydantic_settings", "aiohttp", "tenacity")  # fmt: skip
@@ -67,11 +64,8 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    try:
-        model = resolve_model("smollm2-135m", None, None, None)
-    except ModelFileError as exc:
-        pytest.skip(f"embedded model smollm2-135m cannot be resolved: {exc}")
+def server(tmp_path_factory: pytest.TempPathFactory, smollm2_file: Path) -> Iterator[str]:
+    model = smollm2_file
     port = _free_port()
     log = tmp_path_factory.mktemp("server") / "server.log"
     cmd = [

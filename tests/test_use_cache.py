@@ -18,9 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_memrisk.episodes.errors import ModelFileError
-from lm_eval_memrisk.harness.model_files import resolve_model
-
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 pytest.importorskip("llama_cpp")
 pytest.importorskip("sqlitedict")
@@ -51,11 +48,7 @@ def _cmd(cache: Path, out: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def test_killed_run_resumes_from_the_cache(tmp_path: Path) -> None:
-    try:
-        resolve_model("smollm2-135m", None, None, None)
-    except ModelFileError as exc:
-        pytest.skip(f"embedded model unavailable: {exc}")
+def test_killed_run_resumes_from_the_cache(tmp_path: Path, smollm2_file: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO), HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1")
     cache, db = tmp_path / "cache" / "smollm2", tmp_path / "cache" / "smollm2_rank0.db"
     log = tmp_path / "first.log"

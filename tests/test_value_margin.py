@@ -4,12 +4,10 @@ llama-cpp-python or the model file."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-
-from lm_eval_memrisk.episodes.errors import ModelFileError
-from lm_eval_memrisk.harness.model_files import resolve_model
 
 llama_cpp = pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.model
@@ -23,12 +21,8 @@ PREFIX = '{"tool": "ship_order", "arguments": {"address": "'
 
 
 @pytest.fixture(scope="module")
-def llm() -> Any:
-    try:
-        path = resolve_model("smollm2-135m", None, None, None)
-    except ModelFileError as exc:
-        pytest.skip(f"embedded model smollm2-135m cannot be resolved: {exc}")
-    return llama_cpp.Llama(model_path=str(path), n_ctx=512, n_threads=1, seed=0, verbose=False)
+def llm(smollm2_file: Path) -> Any:
+    return llama_cpp.Llama(model_path=str(smollm2_file), n_ctx=512, n_threads=1, seed=0, verbose=False)
 
 
 def _greedy(llm: Any, stop: str = '"', limit: int = 24) -> str:

@@ -130,13 +130,18 @@ class MarginChange:
 
 
 def margin_change(parent: Margins, child: Margins) -> MarginChange:
-    """Compare a mutant's margins with its parent's, cause by cause (causes the parent
-    lacks count from 1.0, the far end of the planted scale and the bound of the model
-    scale)."""
+    """Compare a mutant's margins with its parent's, cause by cause.
+
+    A cause the parent lacks counts from the parent's decision margin (its smallest
+    part; 1.0 when it has none): a mutation that turns a decision into another kind
+    (a value to use becomes a question to ask, so ``dp:superseded`` gives way to
+    ``dp:tool-call``) is rewarded only if the new cause comes closer to failing than
+    anything the parent had, not for starting below the far end of the scale."""
     before = dict(parent.parts)
+    baseline = parent.value
     cause, shrink = None, 0.0
     for name, after in child.parts:
-        drop = round(before.get(name, 1.0) - after, DIGITS)
+        drop = round(before.get(name, baseline) - after, DIGITS)
         if drop > shrink:
             cause, shrink = name, drop
     return MarginChange(

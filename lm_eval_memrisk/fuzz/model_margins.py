@@ -6,9 +6,10 @@ generating model sees (the same rendered messages, chat template and tokenizer):
 * ``value`` decisions: :func:`.value_scores.score_values` scores the reference and every wrong candidate after the prompt and the call (or
   answer) prefix; each wrong role gives one part, ``<decision>:<role>`` =
   log P(reference) - log P(best wrong candidate of that role), in nats;
-* ``withhold`` decisions (ask or decline): one part ``<decision>:tool-call`` =
-  log P(reply starts as plain text) - log P(reply starts a tool call)
-  (:mod:`.reply_start`).
+* ``withhold`` decisions (ask or decline): two parts (:mod:`.reply_start`),
+  ``<decision>:tool-call`` = log P(reply starts as plain text) - log P(reply starts a
+  tool call), and ``<decision>:claim`` = the best withholding opener ("Which", "I
+  can't") against the best opener that reports an action taken ("Done", "Sent").
 
 The episode's margin is the minimum over its decisions' parts (:attr:`Margins.value`).
 Parts are mapped from nats onto the planted margins' range with
@@ -36,6 +37,7 @@ from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.render import MemoryPolicy, flatten
 from lm_eval_memrisk.fuzz.decision_targets import (
+    CLAIM,
     TOOL_CALL,
     WITHHOLD,
     DecisionTarget,
@@ -66,7 +68,8 @@ class DecisionMargin:
     decision_id: str
     kind: str
     parts: tuple[tuple[str, float], ...]
-    """(``<decision>:<role>``, margin in nats) per wrong role (or ``tool-call``)."""
+    """(``<decision>:<role>``, margin in nats) per wrong role (or ``tool-call`` and
+    ``claim``)."""
     cost: MarginCost
 
 
@@ -74,8 +77,9 @@ def measure(model: TokenModel, prompt: str, target: DecisionTarget) -> DecisionM
     """The margins of one decision whose prompt text is ``prompt``."""
     if target.kind == WITHHOLD:
         start = reply_start_margin(model, model.prompt_tokens(prompt))
-        only = ((f"{target.decision_id}:{TOOL_CALL}", round(start.margin, DIGITS)),)
-        return DecisionMargin(target.decision_id, target.kind, only,
+        withhold = ((f"{target.decision_id}:{TOOL_CALL}", round(start.margin, DIGITS)),
+                    (f"{target.decision_id}:{CLAIM}", round(start.opener.margin, DIGITS)))
+        return DecisionMargin(target.decision_id, target.kind, withhold,
                               MarginCost(start.prompt_tokens, start.tokens_scored))
     prefix = model.prompt_tokens(prompt + target.prefix)
     result = score_values(model, prefix, target.reference, [c.text for c in target.wrong],

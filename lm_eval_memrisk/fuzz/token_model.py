@@ -47,3 +47,19 @@ def log_softmax(logits: Sequence[float]) -> list[float]:
     top = max(logits)
     total = math.fsum(math.exp(x - top) for x in logits)
     return [x - top - math.log(total) for x in logits]
+
+
+def continuation_logprob(
+    model: TokenModel, base: int, after_base: Sequence[float], tokens: Sequence[int]
+) -> float:
+    """log P(``tokens`` | the first ``base`` evaluated tokens), summed over the tokens;
+    ``after_base`` is the next-token distribution after them.  Rewinds to ``base`` first
+    and evaluates all but the last token (the KV cache of the base is kept)."""
+    model.rewind(base)
+    logprobs, total = after_base, 0.0
+    for n, tok in enumerate(tokens):
+        total += float(logprobs[tok])
+        if n + 1 < len(tokens):
+            model.extend([tok])
+            logprobs = model.logprobs()
+    return total

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lm_eval_memrisk.fuzz.token_model import TokenModel
+from lm_eval_memrisk.fuzz.token_model import TokenModel, continuation_logprob
 
 
 @dataclass(frozen=True)
@@ -52,15 +52,8 @@ def score_values(
     scores: list[tuple[str, float]] = []
     scored = 0
     for value in (reference, *wrong):
-        model.rewind(len(prefix))  # back to the prefix
         tokens = model.piece_tokens(value + suffix)
-        logprobs, total = after_prefix, 0.0
-        for n, tok in enumerate(tokens):
-            total += float(logprobs[tok])
-            if n + 1 < len(tokens):
-                model.extend([tok])
-                logprobs = model.logprobs()
+        scores.append((value, continuation_logprob(model, len(prefix), after_prefix, tokens)))
         scored += len(tokens)
-        scores.append((value, total))
     best_wrong, best = max(scores[1:], key=lambda s: s[1])
     return ValueMargin(scores[0][1] - best, best_wrong, tuple(scores), len(prefix), scored)
