@@ -74,5 +74,3 @@ class FakeTokens:
             logits[_IDS.get(_next_char(text, favoured), UNKNOWN)] = self.weight
         return log_softmax(logits)
 
-    def clear(self) -> None:
-        self.ids = []

@@ -1,6 +1,6 @@
 """A margin campaign on the embedded SmolLM2-135M, end to end (``memrisk fuzz --model
 llama-cpp --strategy margin``): three mutants, their margins and costs recorded, and a
-recorded margin equal to one computed afresh on another copy of the model.  Marked
+recorded margin close to one computed afresh on another copy of the model.  Marked
 ``model``; skips without llama-cpp-python or the model file."""
 
 from __future__ import annotations
@@ -42,9 +42,12 @@ def test_a_margin_campaign_on_smollm2(tmp_path: Path, smollm2_file: Path) -> Non
     assert recorded["mutants"] == summed
     assert recorded["all"]["prompt_tokens"] > summed["prompt_tokens"]  # parents and probes too
     assert report["config"]["command"].startswith("memrisk fuzz --model llama-cpp")
-    # a margin does not depend on what the model generated or scored before it
+    # a margin computed afresh on another copy of the model: the campaign's copy reused
+    # the KV cache of the prompt prefix it shared with what it evaluated before, which
+    # moves a margin by float rounding only (up to 0.12 nats measured on Qwen-0.5B,
+    # docs/fuzzer.md); the cost counts the whole prompt either way
     first = run.executed[0]
-    assert first.margin is not None
+    assert first.margin is not None and first.margin.nats_after is not None
     again = lm_source(load_lm("llama-cpp", MODEL_ARGS))(first.episode)
-    assert again.nats == pytest.approx(first.margin.nats_after, abs=1e-3)
+    assert again.nats == pytest.approx(first.margin.nats_after, abs=0.25)
     assert again.cost == first.margin.cost

@@ -70,3 +70,29 @@ def test_the_margin_sign_follows_the_value_greedy_decoding_writes(llm: Any) -> N
     result = value_margin(llm, MESSAGES, PREFIX, current, [stale])
     assert (result.margin > 0) == greedy.startswith(current), (greedy, result.scores)
     assert result.best_wrong == stale and result.prompt_tokens > 0 and result.tokens_scored > 2
+
+
+def test_a_fresh_start_reuses_a_shared_prefix_and_reads_the_same_logits(llm: Any) -> None:
+    """``LlamaTokens.start`` keeps the KV cache of the prefix two prompts share (as
+    ``Llama.generate`` does): the next-token distribution equals the one read after
+    evaluating the second prompt from nothing, up to float rounding."""
+    from lm_eval_memrisk.harness.llama_tokens import LlamaTokens
+
+    model = LlamaTokens(llm)
+    shared = model.prompt_tokens("You are a helpful assistant. The user's address is 9 Elm Road.")
+    first, second = model.prompt_tokens(" Ship to"), model.prompt_tokens(" Where do I live?")
+    llm.reset()
+    model.start(shared + second)
+    fresh = list(model.logprobs())
+    model.start(shared + first)
+    evaluated: list[int] = []
+    real_eval = llm.eval
+    llm.eval = lambda tokens: (evaluated.append(len(tokens)), real_eval(tokens))[1]
+    try:
+        model.start(shared + second)
+    finally:
+        del llm.eval
+    reused = list(model.logprobs())
+    assert evaluated == [len(second)] and llm.n_tokens == len(shared + second)
+    assert max(abs(a - b) for a, b in zip(fresh, reused, strict=True)) < 1e-3
+    assert reused.index(max(reused)) == fresh.index(max(fresh))

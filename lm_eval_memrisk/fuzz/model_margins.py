@@ -22,8 +22,10 @@ no parts (margin 1.0) and costs nothing.
 
 The margin is what the model *prefers* at the first point of difference, not what
 greedy decoding writes; margin <= 0 is a strong hint of a failure, not a verdict (the
-verdict stays the scorer's, on the generated reply).  The model's KV cache is cleared
-after each checkpoint, so generation never starts from a margin's state.
+verdict stays the scorer's, on the generated reply).  Each decision's prompt is
+evaluated afresh, reusing only the KV cache of the prefix it shares with what the model
+evaluated last (the system prompt), as generation itself does; the cost counts the
+whole prompt all the same.
 """
 
 from __future__ import annotations
@@ -99,12 +101,7 @@ def episode_margins(
     """The model's margins at every decision of ``episode`` (see the module docstring)."""
     targets = decision_targets(episode)
     prompts = {p.decision_id: p for p in decision_prompts(episode, policy)} if targets else {}
-    decisions: list[DecisionMargin] = []
-    try:
-        for target in targets:
-            decisions.append(measure(model, render(prompts[target.decision_id].messages_copy()), target))
-    finally:
-        model.clear()
+    decisions = [measure(model, render(prompts[t.decision_id].messages_copy()), t) for t in targets]
     raw = [(cause, m) for d in decisions for cause, m in d.parts]
     cost = sum((d.cost for d in decisions), MarginCost())
     return Margins(

@@ -27,7 +27,8 @@ class TokenModel(Protocol):
         """The text of every token id (index = id; ``""`` for control tokens)."""
 
     def start(self, tokens: Sequence[int]) -> None:
-        """Forget everything, then evaluate ``tokens``."""
+        """Evaluate ``tokens`` as a fresh sequence (what was evaluated before may only be
+        reused as a KV cache of a shared prefix: the logits are those of ``tokens``)."""
 
     def extend(self, tokens: Sequence[int]) -> None:
         """Evaluate ``tokens`` after the ones evaluated so far."""
@@ -37,9 +38,6 @@ class TokenModel(Protocol):
 
     def logprobs(self) -> Sequence[float]:
         """Log-probabilities over the vocabulary of the token after the evaluated ones."""
-
-    def clear(self) -> None:
-        """Forget everything evaluated (leave the model as a fresh one)."""
 
 
 def log_softmax(logits: Sequence[float]) -> list[float]:

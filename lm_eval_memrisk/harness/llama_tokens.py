@@ -36,8 +36,19 @@ class LlamaTokens:
         return self._texts
 
     def start(self, tokens: Sequence[int]) -> None:
-        self.llm.reset()
-        self.llm.eval(list(tokens))
+        """Evaluate ``tokens`` from the start, keeping the KV cache of the longest prefix
+        they share with the tokens evaluated so far (the system prompt every decision
+        prompt opens with), as ``Llama.generate`` does; the last token is always
+        evaluated, so its logits are this sequence's."""
+        tokens = list(tokens)
+        evaluated = self.llm.input_ids[: self.llm.n_tokens]
+        keep = 0
+        for a, b in zip(evaluated, tokens[:-1]):
+            if int(a) != b:
+                break
+            keep += 1
+        self.llm.n_tokens = keep  # eval() drops the KV cells after n_tokens first
+        self.llm.eval(tokens[keep:])
 
     def extend(self, tokens: Sequence[int]) -> None:
         self.llm.eval(list(tokens))
@@ -55,5 +66,3 @@ class LlamaTokens:
         out: Sequence[float] = logits - top - math.log(float(np.exp(logits - top).sum()))
         return out
 
-    def clear(self) -> None:
-        self.llm.reset()
