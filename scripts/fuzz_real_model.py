@@ -29,8 +29,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 
 
-def passed_episode_ids(reference: Path) -> list[str]:
-    """Episode ids the run in ``reference`` (an lm-eval output folder) passes."""
+def passed_episode_ids(reference: Path, dataset_hash: str) -> list[str]:
+    """Episode ids the run in ``reference`` (an lm-eval output folder) passes; every row
+    must have been scored on the dataset whose hash is ``dataset_hash``."""
     ids: list[str] = []
     files = sorted(reference.glob("samples_*.jsonl*"))
     if not files:
@@ -41,10 +42,16 @@ def passed_episode_ids(reference: Path) -> list[str]:
             for n, line in enumerate(fh, 1):
                 row = json.loads(line)
                 try:
-                    if row["pass"] == 1.0:
-                        ids.append(row["episodes"]["episode_id"])
+                    passed, info = row["pass"] == 1.0, row["episodes"]
+                    ran_on = info["dataset_hash"]
+                    if passed:
+                        ids.append(info["episode_id"])
                 except (KeyError, TypeError) as exc:
-                    raise SystemExit(f"{path}:{n}: no 'pass' or 'episodes.episode_id' field") from exc
+                    raise SystemExit(f"{path}:{n}: no 'pass' or 'episodes' field with "
+                                     "'episode_id' and 'dataset_hash'") from exc
+                if ran_on != dataset_hash:
+                    raise SystemExit(f"{path}:{n}: field episodes.dataset_hash is {ran_on}, but --dataset "
+                                     f"is {dataset_hash}: the run was scored on another dataset")
     return sorted(ids)
 
 
@@ -66,10 +73,14 @@ def _pm(values: list[float], digits: int = 1) -> str:
     return f"{statistics.fmean(values):.{digits}f} ± {sd:.{digits}f}"
 
 
-def summarise(strategy: str, folder: Path, wall_s: float) -> dict[str, Any]:
-    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-    runs = [r for r in report["runs"] if r["strategy"] == strategy]
-    mutants = [json.loads(x) for x in (folder / "mutants.jsonl").read_text(encoding="utf-8").splitlines()]
+def summarise(strategy: str, folders: list[Path], wall_s: float | None) -> dict[str, Any]:
+    """One strategy's row, over the runs of every folder (process) that ran it."""
+    runs, mutants = [], []
+    for folder in folders:
+        report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+        runs += [r for r in report["runs"] if r["strategy"] == strategy]
+        mutants += [json.loads(x) for x in (folder / "mutants.jsonl").read_text(encoding="utf-8").splitlines()]
+    runs.sort(key=lambda r: r["seed"])
     cost = [r.get("margin_cost") for r in runs]
     return {
         "strategy": strategy,
@@ -83,8 +94,69 @@ def summarise(strategy: str, folder: Path, wall_s: float) -> dict[str, Any]:
         "root_causes": sorted({u["root_cause"] for r in runs for u in r["unique"]}),
         "margin_cost": cost if any(c is not None for c in cost) else None,
         "margins": [m["margin"] for m in mutants if m.get("margin")],
-        "wall_s": round(wall_s, 1),
+        "margin_vs_verdict": margin_vs_verdict(mutants),
+        "wall_s": round(wall_s, 1) if wall_s is not None else None,
     }
+
+
+def margin_vs_verdict(mutants: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How a mutant's margin (``after``) relates to the scorer's verdict on its reply:
+    counts of (margin <= 0, failed), and the AUC of -margin as a failure predictor (the
+    chance a failing mutant's margin is below a passing one's; ties count half)."""
+    scored = [(m["margin"]["after"], not m["passed"]) for m in mutants
+              if m.get("margin") and m["margin"].get("nats_after") is not None]
+    if not scored:
+        return None
+    counts = {f"{'fired' if a <= 0 else 'held'}/{'failed' if f else 'passed'}": 0
+              for a in (0, 1) for f in (True, False)}
+    for after, failed in scored:
+        counts[f"{'fired' if after <= 0 else 'held'}/{'failed' if failed else 'passed'}"] += 1
+    fails = [a for a, f in scored if f]
+    passes = [a for a, f in scored if not f]
+    auc = None
+    if fails and passes:
+        wins = sum((a < b) + 0.5 * (a == b) for a in fails for b in passes)
+        auc = round(wins / (len(fails) * len(passes)), 3)
+    return {"n": len(scored), **counts, "auc": auc}
+
+
+def processes(strategies: list[str], seeds: str, split: str) -> list[tuple[str, str]]:
+    """(strategy, seeds) per ``memrisk fuzz`` process: one per strategy with every seed,
+    except the strategies ``split`` names (``margin=0,1/2``: seeds 0 and 1 in one
+    process, seed 2 in another)."""
+    groups = {}
+    for item in split.split(";"):
+        if item.strip():
+            name, _, parts = item.partition("=")
+            groups[name.strip()] = [g for g in parts.split("/") if g]
+    return [(s, g) for s in strategies for g in groups.get(s, [seeds])]
+
+
+def folder_name(strategy: str, seeds: str, every: str) -> str:
+    return strategy if seeds == every else f"{strategy}-s{seeds.replace(',', '_')}"
+
+
+def _run_all(args: argparse.Namespace, pending: list[tuple[str, str]],
+             running: dict[str, Any], walls: dict[str, float], seeds_file: Path) -> None:
+    """One ``memrisk fuzz`` process per (strategy, seeds), ``args.jobs`` at a time."""
+    while pending or running:
+        while pending and len(running) < args.jobs:
+            strategy, seeds = pending.pop(0)
+            s = folder_name(strategy, seeds, args.seeds)
+            cmd = [sys.executable, "-m", "lm_eval_memrisk.cli", "fuzz", "--model", "llama-cpp",
+                   "--model_args", f"model={args.model},n_threads=1", "--episodes", str(seeds_file),
+                   "--budget", str(args.budget), "--seeds", seeds, "--strategy", strategy,
+                   "--batch", "4", "--out", str(args.out / s), "--json"]
+            log = open(args.out / f"{s}.log", "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+            running[s] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), time.monotonic(), log)
+        time.sleep(5)
+        for s, (proc, t0, log) in list(running.items()):
+            if proc.poll() is not None:
+                log.close()
+                if proc.returncode:
+                    raise SystemExit(f"{s}: memrisk fuzz exited {proc.returncode}; see {args.out / (s + '.log')}")
+                walls[s] = time.monotonic() - t0
+                del running[s]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,33 +169,45 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=int, default=48)
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--strategies", default="margin,random")
-    p.add_argument("--jobs", type=int, default=2, help="strategies run at once (one thread each)")
+    p.add_argument("--jobs", type=int, default=2, help="processes run at once (one thread each)")
+    p.add_argument("--split", default="", help="seed groups run as separate processes, e.g. "
+                   "'margin=0,1/2' (each process runs its seeds' parents again)")
+    p.add_argument("--summarise-only", action="store_true",
+                   help="only rebuild table.md and results.json from the runs already in --out")
     args = p.parse_args(argv)
     reference = args.reference or REPO / "selector" / "data" / "reference" / args.model
     args.out.mkdir(parents=True, exist_ok=True)
     seeds_file = args.out / "seeds.jsonl"
-    n = write_seeds(passed_episode_ids(reference), args.dataset, seeds_file)
-    print(f"{n} seed episodes the model passes in {reference}", file=sys.stderr)
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
-    pending, running, walls = list(strategies), {}, {}
-    while pending or running:
-        while pending and len(running) < args.jobs:
-            s = pending.pop(0)
-            cmd = [sys.executable, "-m", "lm_eval_memrisk.cli", "fuzz", "--model", "llama-cpp",
-                   "--model_args", f"model={args.model},n_threads=1", "--episodes", str(seeds_file),
-                   "--budget", str(args.budget), "--seeds", args.seeds, "--strategy", s,
-                   "--batch", "4", "--out", str(args.out / s), "--json"]
-            log = open(args.out / f"{s}.log", "w", encoding="utf-8")  # noqa: SIM115 (closed below)
-            running[s] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), time.monotonic(), log)
-        time.sleep(5)
-        for s, (proc, t0, log) in list(running.items()):
-            if proc.poll() is not None:
-                log.close()
-                if proc.returncode:
-                    raise SystemExit(f"{s}: memrisk fuzz exited {proc.returncode}; see {args.out / (s + '.log')}")
-                walls[s] = time.monotonic() - t0
-                del running[s]
-    rows = [summarise(s, args.out / s, walls[s]) for s in strategies]
+    walls: dict[str, float] = {}
+    if args.summarise_only:
+        if not seeds_file.exists():
+            raise SystemExit(f"{seeds_file}: not found; --summarise-only reads a folder this script wrote")
+        n = sum(1 for line in seeds_file.read_text(encoding="utf-8").splitlines() if line.strip())
+        old = args.out / "results.json"
+        if old.exists():
+            walls = {r["strategy"]: r["wall_s"] for r in json.loads(old.read_text(encoding="utf-8"))["rows"]}
+        strategies = [s for s in strategies if any(args.out.glob(f"{s}*/report.json"))]
+    else:
+        from lm_eval_memrisk.episodes.loader import dataset_hash
+
+        n = write_seeds(passed_episode_ids(reference, dataset_hash(args.dataset)), args.dataset, seeds_file)
+        print(f"{n} seed episodes the model passes in {reference}", file=sys.stderr)
+    pending = [] if args.summarise_only else processes(strategies, args.seeds, args.split)
+    running: dict[str, Any] = {}
+    try:
+        _run_all(args, pending, running, walls, seeds_file)
+    finally:
+        for proc, _, log in running.values():  # a failure leaves no process behind
+            proc.terminate()
+            log.close()
+    every = processes(strategies, args.seeds, args.split)
+    rows = []
+    for s in strategies:
+        names = [folder_name(st, seeds, args.seeds) for st, seeds in every if st == s]
+        folders = [args.out / n for n in names if (args.out / n / "report.json").exists()]
+        known = [walls[n] for n in names if n in walls]
+        rows.append(summarise(s, folders, sum(known) if known else None))
     (args.out / "results.json").write_text(
         json.dumps({"model": args.model, "budget": args.budget, "seed_episodes": n, "rows": rows},
                    indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -132,11 +216,22 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         lines.append(f"| {r['strategy']} | {args.budget} | {', '.join(map(str, r['unique_failures']))} | "
                      f"{_pm(r['unique_failures'])} | {_pm(r['pairs'])} | {_pm(r['failing_mutants'])} | "
-                     f"{_pm(r['roots_used'])} | {_pm(r['rejected'])} | {r['wall_s']:.0f} |")
+                     f"{_pm(r['roots_used'])} | {_pm(r['rejected'])} | "
+                     f"{'-' if r['wall_s'] is None else round(r['wall_s'])} |")
     base = next((statistics.fmean(r["unique_failures"]) for r in rows if r["strategy"] == "random"), None)
     if base:
         lines += ["", "; ".join(f"{r['strategy']}/random = {statistics.fmean(r['unique_failures']) / base:.2f}"
                                 for r in rows if r["strategy"] != "random")]
+    for r in rows:
+        if r["margin_cost"] and sum(r["executed"]):
+            executed = sum(r["executed"])
+            tokens = {k: sum(c["mutants"][k] for c in r["margin_cost"]) for k in ("prompt_tokens", "tokens_scored")}
+            overall = {k: sum(c["all"][k] for c in r["margin_cost"]) for k in ("prompt_tokens", "tokens_scored")}
+            lines += ["", f"{r['strategy']} margin cost per executed mutant: {tokens['prompt_tokens'] / executed:.0f} "
+                      f"prompt tokens, {tokens['tokens_scored'] / executed:.0f} scored tokens; with parents and "
+                      f"probes {overall['prompt_tokens'] / executed:.0f} and {overall['tokens_scored'] / executed:.0f}"]
+        if r["margin_vs_verdict"]:
+            lines += ["", f"{r['strategy']} margin after vs verdict: {json.dumps(r['margin_vs_verdict'])}"]
     (args.out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
     return 0

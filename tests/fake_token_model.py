@@ -74,3 +74,6 @@ class FakeTokens:
             logits[_IDS.get(_next_char(text, favoured), UNKNOWN)] = self.weight
         return log_softmax(logits)
 
+    def reset(self) -> None:
+        self.ids = []
+

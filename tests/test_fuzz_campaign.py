@@ -219,3 +219,19 @@ def test_found_set_runs_as_an_lm_eval_task(tmp_path: Path) -> None:
         metrics = results["results"]["memriskbench_r1"]
         assert results["n-samples"]["memriskbench_r1"]["effective"] == len(r1)
         assert metrics["pass,none"] == expected
+
+
+def test_each_run_is_reported_as_it_ends(tmp_path: Path) -> None:
+    """``run_fuzz(on_run=...)`` hears of every (strategy, seed) run in order, before the
+    outputs are written (``memrisk fuzz --json`` prints each line then, so a long model
+    run stopped early keeps the lines of the runs it finished)."""
+    from lm_eval_memrisk.fuzz.pipeline import FuzzOptions, run_fuzz
+
+    heard: list[tuple[str, int, bool]] = []
+    out = tmp_path / "out"
+    options = FuzzOptions(budget=4, out=str(out), agent="weak:fuzz-target",
+                          episodes=str(_write_seeds(tmp_path / "seeds.jsonl")), seeds=(0, 1),
+                          strategies=("random", "margin"), progress=False)
+    _, runs = run_fuzz(options, on_run=lambda r: heard.append((r.strategy, r.seed, out.exists())))
+    assert heard == [("random", 0, False), ("random", 1, False), ("margin", 0, False), ("margin", 1, False)]
+    assert [(r.strategy, r.seed) for r in runs] == [(s, k) for s, k, _ in heard]

@@ -69,6 +69,23 @@ def test_a_cause_the_parent_lacks_counts_from_the_parents_decision_margin() -> N
     assert fresh.shrink == pytest.approx(0.2)
 
 
+@pytest.mark.parametrize("strategy", [MarginGuided, MarginOnly])
+def test_the_reward_counts_a_new_cause_from_the_parents_margin(strategy: type[MarginOnly]) -> None:
+    """The energy schedule reads the same drops as :func:`margin_change`: a value
+    decision turned into a question earns nothing unless the question's cause comes
+    closer to failing than the parent's margin (before, it counted from 1.0)."""
+    es = entries()
+    parent = es[1]
+    parent.margins = Margins((("dp1:superseded", 0.6),))
+    g = strategy(es, random.Random(0))
+    farther, closer = child_of(parent), child_of(parent)
+    farther.margins = Margins((("dp1:tool-call", 0.8),))
+    closer.margins = Margins((("dp1:tool-call", 0.35),))
+    assert g.schedule_gain(parent, farther, margin_change(parent.margins, farther.margins)) == 0.0
+    assert g.schedule_gain(parent, closer, margin_change(parent.margins, closer.margins)) == \
+        pytest.approx(12.0 * 0.25)
+
+
 def test_a_shrinking_margin_gets_corpus_priority() -> None:
     es = entries()
     g = MarginGuided(es, random.Random(0))

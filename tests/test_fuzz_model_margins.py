@@ -160,8 +160,9 @@ def test_the_ask_margin_reads_how_the_reply_starts(favoured: str, sign: int, bla
     assert cause == f"dp1:{TOOL_CALL}" and sign * nats > 0
     assert claim_cause == f"dp1:{CLAIM}"
     # every fake distribution has blank mass (one look-ahead token); each opener costs
-    # its own characters
-    openers = sum(len(o) for o in WITHHOLD_OPENERS + CLAIM_OPENERS)
+    # its own characters, the reference's own opening words among them
+    assert target.reference == "Which shipping address"
+    openers = sum(len(o) for o in (*WITHHOLD_OPENERS, *CLAIM_OPENERS, target.reference))
     assert result.cost == MarginCost(len(prompt), openers + 1)
     # with a blank favoured first, the blank's mass decides the sign (the look-ahead)
     if blank:
@@ -187,9 +188,35 @@ def test_opener_margin_names_the_best_opener_of_each_list() -> None:
     prompt = model.prompt_tokens("Ship it?")
     model.start(prompt)
     result = opener_margin(model, len(prompt), model.logprobs())
-    assert (result.best_withhold, result.best_claim) == ("Sorry", result.best_claim)
-    assert result.best_claim in CLAIM_OPENERS and result.margin > 0
+    # "Sorry" is the favoured text's opening; of the claims, "Sent" shares its first
+    # character and is the shortest such (every other character is equally unlikely)
+    assert (result.best_withhold, result.best_claim) == ("Sorry", "Sent") and result.margin > 0
     assert result.tokens_scored == sum(len(o) for o in WITHHOLD_OPENERS + CLAIM_OPENERS)
+
+
+class Recording(FakeTokens):
+    """A fake model that records the text each next-token distribution was read after."""
+
+    def __init__(self, favour: str):
+        super().__init__(favour)
+        self.read: list[str] = []
+
+    def logprobs(self) -> list[float]:
+        self.read.append(self.text())
+        return list(super().logprobs())
+
+
+def test_the_blank_look_ahead_reads_the_token_after_the_prompt_and_the_blank() -> None:
+    """The openers are scored first (they move the model on); the look-ahead must rewind
+    to the prompt before it adds the blank."""
+    ep = asking_episode()
+    (target,) = decision_targets(ep)
+    model = Recording("\nWhich address?")
+    prompt = prompt_of(ep, "dp1")
+    measure(model, prompt, target)
+    start, last = seen_as(model, prompt), model.read[-1]
+    assert model.read[0] == start
+    assert last[: len(start)] == start and len(last) == len(start) + 1 and last[-1].isspace()
 
 
 def test_token_classes() -> None:

@@ -123,12 +123,14 @@ def options_from(args: argparse.Namespace) -> FuzzOptions:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lm_eval_memrisk.fuzz.campaign import RunResult
     from lm_eval_memrisk.fuzz.pipeline import run_fuzz, run_line
 
-    report, runs = run_fuzz(options_from(args))
+    def print_line(r: RunResult) -> None:
+        print(json.dumps(run_line(r), sort_keys=True), flush=True)
+
+    report, _ = run_fuzz(options_from(args), on_run=print_line if args.json else None)
     if args.json:
-        for r in runs:
-            print(json.dumps(run_line(r), sort_keys=True))
         return 0
     budget = report["config"]["budget"]
     for strategy, row in report["table"].items():

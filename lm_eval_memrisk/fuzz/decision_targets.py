@@ -19,7 +19,8 @@ memory state at that point:
   (the space before the value starts every candidate, as a tokenizer writes it) and
   ``suffix`` the character after the value.  A decision with no wrong candidate has no target.
 * ``withhold``: the reference replies without a tool call and uses no memory value
-  (ask the user, decline): the margins are the reply-start margins of
+  (ask the user, decline); ``reference`` holds the opening words of its answer, one
+  more withholding opener.  The margins are the reply-start margins of
   :mod:`lm_eval_memrisk.fuzz.reply_start` (text against a call, a withholding
   opener against a claiming one).
 """
@@ -175,6 +176,12 @@ def _answer_target(
                           tuple(Candidate(role, lead + v) for role, v in wrong))
 
 
+def opening(answer: str, words: int = 3) -> str:
+    """The first ``words`` words of a reference answer, without trailing punctuation (a
+    withhold target's own opener: "I no longer have", "Which shipping address")."""
+    return " ".join(answer.split()[:words]).rstrip(".,;:!?—-\u2014 ")
+
+
 def decision_target(episode: Episode, dp: Event) -> DecisionTarget | None:
     """The target of one decision point (None: nothing to compare there)."""
     ref = dict(dp.reference or {})
@@ -185,7 +192,7 @@ def decision_target(episode: Episode, dp: Event) -> DecisionTarget | None:
     if "tool" in ref:
         return _tool_target(episode, dp, state, use, ref) if use is not None else None
     if use is None:
-        return DecisionTarget(dp.id, WITHHOLD)
+        return DecisionTarget(dp.id, WITHHOLD, reference=opening(str(ref.get("answer", ""))))
     return _answer_target(episode, dp, state, use, str(ref.get("answer", "")))
 
 

@@ -59,7 +59,7 @@ from typing import Any
 from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.trace import DecisionRecord
 from lm_eval_memrisk.fuzz.expectation import Expectation
-from lm_eval_memrisk.fuzz.margins import MarginChange, Margins, MarginSource
+from lm_eval_memrisk.fuzz.margins import MarginChange, Margins, MarginSource, cause_drops
 from lm_eval_memrisk.fuzz.operators import OPERATORS
 
 STRATEGIES = ("guided", "random", "coverage", "margin", "margin-only")
@@ -320,8 +320,8 @@ class _MarginMixin(Guided):
         gain = 0.0
         if not margin.fired:
             drops = [
-                (before.get(c, 1.0) - m) * (sch.solved if c in self.reached else 1.0)
-                for c, m in child.margins.parts
+                drop * (sch.solved if c in self.reached else 1.0)
+                for c, drop in cause_drops(parent.margins, child.margins)
             ]
             gain = sch.weight * max([0.0, *drops])
             if sch.record:

@@ -129,19 +129,24 @@ class MarginChange:
         return out
 
 
-def margin_change(parent: Margins, child: Margins) -> MarginChange:
-    """Compare a mutant's margins with its parent's, cause by cause.
+def cause_drops(parent: Margins | None, child: Margins) -> list[tuple[str, float]]:
+    """How far each of the child's causes dropped from the parent's, in the child's order.
 
     A cause the parent lacks counts from the parent's decision margin (its smallest
-    part; 1.0 when it has none): a mutation that turns a decision into another kind
-    (a value to use becomes a question to ask, so ``dp:superseded`` gives way to
-    ``dp:tool-call``) is rewarded only if the new cause comes closer to failing than
-    anything the parent had, not for starting below the far end of the scale."""
-    before = dict(parent.parts)
-    baseline = parent.value
+    part; 1.0 when it has none, or with no parent): a mutation that turns a decision into
+    another kind (a value to use becomes a question to ask, so ``dp:superseded`` gives
+    way to ``dp:tool-call``) is rewarded only if the new cause comes closer to failing
+    than anything the parent had, not for starting below the far end of the scale."""
+    before = dict(parent.parts) if parent is not None else {}
+    baseline = parent.value if parent is not None else 1.0
+    return [(name, before.get(name, baseline) - after) for name, after in child.parts]
+
+
+def margin_change(parent: Margins, child: Margins) -> MarginChange:
+    """Compare a mutant's margins with its parent's, cause by cause (:func:`cause_drops`)."""
     cause, shrink = None, 0.0
-    for name, after in child.parts:
-        drop = round(before.get(name, baseline) - after, DIGITS)
+    for name, exact in cause_drops(parent, child):
+        drop = round(exact, DIGITS)
         if drop > shrink:
             cause, shrink = name, drop
     return MarginChange(

@@ -23,9 +23,13 @@ no parts (margin 1.0) and costs nothing.
 The margin is what the model *prefers* at the first point of difference, not what
 greedy decoding writes; margin <= 0 is a strong hint of a failure, not a verdict (the
 verdict stays the scorer's, on the generated reply).  Each decision's prompt is
-evaluated afresh, reusing only the KV cache of the prefix it shares with what the model
-evaluated last (the system prompt), as generation itself does; the cost counts the
-whole prompt all the same.
+evaluated as a fresh sequence that reuses the KV cache of whatever prefix it shares
+with the tokens the model evaluated last (mostly the system prompt), which moves a
+margin by float rounding only; the model is reset before each campaign
+(:class:`ModelSource`), so a run's margins do not depend on the runs before it, and
+the cost counts the whole prompt all the same.  Generation does not start from a
+margin's state: ``LlamaCppLM.generate_until`` resets the model unless a prompt
+continues its previous one.
 """
 
 from __future__ import annotations
@@ -45,8 +49,8 @@ from lm_eval_memrisk.fuzz.decision_targets import (
     DecisionTarget,
     decision_targets,
 )
-from lm_eval_memrisk.fuzz.margins import MarginCost, Margins, MarginSource
-from lm_eval_memrisk.fuzz.reply_start import reply_start_margin
+from lm_eval_memrisk.fuzz.margins import MarginCost, Margins
+from lm_eval_memrisk.fuzz.reply_start import WITHHOLD_OPENERS, reply_start_margin
 from lm_eval_memrisk.fuzz.token_model import TokenModel
 from lm_eval_memrisk.fuzz.value_scores import score_values
 from lm_eval_memrisk.running.runner import decision_prompts
@@ -78,7 +82,8 @@ class DecisionMargin:
 def measure(model: TokenModel, prompt: str, target: DecisionTarget) -> DecisionMargin:
     """The margins of one decision whose prompt text is ``prompt``."""
     if target.kind == WITHHOLD:
-        start = reply_start_margin(model, model.prompt_tokens(prompt))
+        own = (target.reference,) if target.reference else ()
+        start = reply_start_margin(model, model.prompt_tokens(prompt), WITHHOLD_OPENERS + own)
         withhold = ((f"{target.decision_id}:{TOOL_CALL}", round(start.margin, DIGITS)),
                     (f"{target.decision_id}:{CLAIM}", round(start.opener.margin, DIGITS)))
         return DecisionMargin(target.decision_id, target.kind, withhold,
@@ -111,16 +116,27 @@ def episode_margins(
     )
 
 
-def model_source(model: TokenModel, render: Render, policy: MemoryPolicy | None = None) -> MarginSource:
-    """The margin source of a model (for :func:`lm_eval_memrisk.fuzz.campaign.run_campaign`)."""
+class ModelSource:
+    """The margin source of a model (for :func:`lm_eval_memrisk.fuzz.campaign.run_campaign`).
+    :meth:`reset` forgets the model's evaluated tokens: the pipeline calls it before each
+    campaign, so a (strategy, seed) run's margins never depend on the runs before it."""
 
-    def margins(episode: Episode) -> Margins:
-        return episode_margins(model, render, episode, policy)
+    def __init__(self, model: TokenModel, render: Render, policy: MemoryPolicy | None = None):
+        self.model, self.render, self.policy = model, render, policy
 
-    return margins
+    def __call__(self, episode: Episode) -> Margins:
+        return episode_margins(self.model, self.render, episode, self.policy)
+
+    def reset(self) -> None:
+        self.model.reset()
 
 
-def lm_source(lm: Any, policy: MemoryPolicy | None = None, chat_template: bool = True) -> MarginSource:
+def model_source(model: TokenModel, render: Render, policy: MemoryPolicy | None = None) -> ModelSource:
+    """The margin source of a model (see :class:`ModelSource`)."""
+    return ModelSource(model, render, policy)
+
+
+def lm_source(lm: Any, policy: MemoryPolicy | None = None, chat_template: bool = True) -> ModelSource:
     """The margin source of a loaded lm-eval model that hands out a :class:`TokenModel`
     (``lm.token_model()``: the in-process ``llama-cpp`` model), scored on the prompts its
     ``generate_until`` gets: the chat template's rendering, or the flattened transcript

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,8 +135,12 @@ def run_line(run: RunResult) -> dict[str, Any]:
     return line
 
 
-def run_fuzz(options: FuzzOptions) -> tuple[dict[str, Any], list[RunResult]]:
-    """Run every (strategy, seed) campaign and write the outputs into ``options.out``."""
+def run_fuzz(
+    options: FuzzOptions, on_run: Callable[[RunResult], None] | None = None
+) -> tuple[dict[str, Any], list[RunResult]]:
+    """Run every (strategy, seed) campaign and write the outputs into ``options.out``;
+    ``on_run`` hears of each campaign as it ends (a long model run shows its runs one by
+    one, and a run stopped early keeps what it printed)."""
     from lm_eval_memrisk.episodes.loader import load_episodes
     from lm_eval_memrisk.running.policies import make_policy
 
@@ -159,15 +164,19 @@ def run_fuzz(options: FuzzOptions) -> tuple[dict[str, Any], list[RunResult]]:
     batch = max(options.batch, 1)
     executor = Executor(generate, name, policy, chunk=batch)
     started = time.monotonic()
-    runs = [
-        run_campaign(
-            seeds, executor, strategy, options.budget, s, batch=batch,
-            max_depth=options.max_depth, progress=options.progress, planted=planted,
-            margins=margins if planted is not None or strategy in MARGIN_STRATEGIES else None,
-        )
-        for strategy in options.strategies
-        for s in options.seeds
-    ]
+    runs: list[RunResult] = []
+    for strategy in options.strategies:
+        for s in options.seeds:
+            reset = getattr(margins, "reset", None)  # a model's margins: start each run afresh
+            if callable(reset):
+                reset()
+            runs.append(run_campaign(
+                seeds, executor, strategy, options.budget, s, batch=batch,
+                max_depth=options.max_depth, progress=options.progress, planted=planted,
+                margins=margins if planted is not None or strategy in MARGIN_STRATEGIES else None,
+            ))
+            if on_run is not None:
+                on_run(runs[-1])
     config = {
         "command": options.command(),
         "sut": name,

@@ -44,7 +44,8 @@ FLOOR = 1e-30
 WITHHOLD_OPENERS = (
     "Which", "What", "Could you", "Can you", "Would you", "Do you", "Should I",
     "Before I", "Please confirm", "I need", "I can't", "I cannot", "I won't",
-    "I'm sorry", "Sorry", "Unfortunately",
+    "I don't", "I do not", "I no longer", "I shouldn't", "I'm sorry", "Sorry",
+    "Unfortunately",
 )
 #: Openings of a reply that reports an action as taken (without a call, it takes none).
 CLAIM_OPENERS = (
@@ -77,8 +78,8 @@ class ReplyStartMargin:
     """What the text opens with: a withholding opener against a claiming one."""
     prompt_tokens: int
     tokens_scored: int
-    """Tokens evaluated beyond the prompt: the openers' tokens, and 1 for the blank
-    look-ahead."""
+    """Tokens scored beyond the prompt: every opener's tokens (each evaluates all but its
+    last), and 1 for the blank look-ahead."""
 
 
 @dataclass(frozen=True)
@@ -125,12 +126,15 @@ def class_mass(logprobs: Sequence[float], classes: Sequence[str]) -> dict[str, f
     return {k: math.fsum(v) for k, v in parts.items()}
 
 
-def reply_start_margin(model: TokenModel, prompt: Sequence[int]) -> ReplyStartMargin:
-    """Evaluate ``prompt`` on ``model`` and read how the reply starts."""
+def reply_start_margin(
+    model: TokenModel, prompt: Sequence[int], withhold: Sequence[str] = WITHHOLD_OPENERS
+) -> ReplyStartMargin:
+    """Evaluate ``prompt`` on ``model`` and read how the reply starts (``withhold``: the
+    withholding openers, e.g. :data:`WITHHOLD_OPENERS` and the reference's own)."""
     classes = [token_class(t) for t in model.token_texts()]
     model.start(prompt)
     first = model.logprobs()
-    opener = opener_margin(model, len(prompt), first)
+    opener = opener_margin(model, len(prompt), first, withhold)
     mass = class_mass(first, classes)
     p_tool, p_text, scored = mass[TOOL], mass[TEXT], opener.tokens_scored
     if mass[BLANK] > 0.0:

@@ -39,6 +39,9 @@ class TokenModel(Protocol):
     def logprobs(self) -> Sequence[float]:
         """Log-probabilities over the vocabulary of the token after the evaluated ones."""
 
+    def reset(self) -> None:
+        """Forget everything evaluated (nothing is reused by the next :meth:`start`)."""
+
 
 def log_softmax(logits: Sequence[float]) -> list[float]:
     """Log-probabilities from logits (max-shifted, so no overflow)."""

@@ -46,8 +46,8 @@ class Template:
 
     def matches(self, text: str, value: str) -> bool:
         """Whether ``text`` holds a rendering of this template with ``value`` in its slot."""
-        if self.source is None or self.anchor not in text:
-            return False
+        if self.source is None or self.anchor not in text or value not in text:
+            return False  # cheap rejections first: the regex is compiled per value
         return re.search(self.source.replace(VALUE_SLOT, re.escape(value)), text) is not None
 
 

@@ -7,6 +7,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lm_eval_memrisk.episodes.errors import MemriskError
+
 
 class LlamaTokens:
     """The fuzzer's ``TokenModel`` over a ``llama_cpp.Llama`` (no ``logits_all`` needed: the
@@ -37,24 +39,43 @@ class LlamaTokens:
 
     def start(self, tokens: Sequence[int]) -> None:
         """Evaluate ``tokens`` from the start, keeping the KV cache of the longest prefix
-        they share with the tokens evaluated so far (the system prompt every decision
-        prompt opens with), as ``Llama.generate`` does; the last token is always
-        evaluated, so its logits are this sequence's."""
+        they share with the tokens evaluated so far (for a fuzz campaign mostly the
+        system prompt every decision prompt opens with), as ``Llama.generate`` does; the
+        last token is always evaluated, so its logits are this sequence's.  A model whose
+        state cannot be cut (recurrent) starts afresh."""
         tokens = list(tokens)
+        if not tokens:
+            raise MemriskError("a margin needs a non-empty prompt")
         evaluated = self.llm.input_ids[: self.llm.n_tokens]
         keep = 0
         for a, b in zip(evaluated, tokens[:-1]):
             if int(a) != b:
                 break
             keep += 1
-        self.llm.n_tokens = keep  # eval() drops the KV cells after n_tokens first
+        if not self._cut(keep):  # a recurrent model's state cannot be cut: start afresh
+            self.llm.reset()
+            keep = 0
+        self.llm.n_tokens = keep
         self.llm.eval(tokens[keep:])
+
+    def reset(self) -> None:
+        self.llm.reset()
+
+    def _cut(self, n: int) -> bool:
+        """Drop the KV cells from position ``n`` on (False: this model cannot)."""
+        return bool(self.llm._ctx.kv_cache_seq_rm(-1, n, -1))
 
     def extend(self, tokens: Sequence[int]) -> None:
         self.llm.eval(list(tokens))
 
     def rewind(self, n: int) -> None:
-        self.llm.n_tokens = n  # eval() drops the KV cells after n first
+        if not self._cut(n):
+            raise MemriskError(
+                "this model's state cannot be rewound (a recurrent or hybrid GGUF): "
+                "its margins cannot be scored"
+            )
+        self.llm.n_tokens = n
+        self.llm._requires_eval = True  # the context's logits belong to a later position
 
     def logprobs(self) -> Sequence[float]:
         import llama_cpp

@@ -66,7 +66,8 @@ def value_margin(
 ) -> ValueMargin:
     """Score ``reference`` and every ``wrong`` value after the prompt and ``call_prefix``
     (see the module docstring).  ``llm`` is a ``llama_cpp.Llama`` (any ``n_ctx`` that
-    holds the prompt); its state is reset first."""
+    holds the prompt); the prefix it shares with what ``llm`` evaluated before is reused
+    from its KV cache, the rest is evaluated."""
     model = LlamaTokens(llm)
     prefix = model.prompt_tokens(render_prompt(llm, messages) + call_prefix)
     return score_values(model, prefix, reference, wrong, suffix)

@@ -632,15 +632,16 @@ class Standing:
         return "an R6-only run is reported, not ranked on the main track"
 
     def refusal(self) -> str:
-        """The message a command refusing this system prints."""
-        if not self.missing and not self.rows_removed:
-            return f"system {self.system!r} is {self.status}: {self.reason}"
-        if self.rows_removed and not self.missing:
-            return (f"system {self.system!r} is {self.status}: {self.rows_removed[0]}; rankings need the whole "
-                    "episode set (rerun the task, or leave the system out)")
-        return (f"system {self.system!r} is {self.status}: it lacks {len(self.missing)} main-track episode(s) "
-                f"of the comparison, e.g. {', '.join(self.missing[:3])}; rankings need the whole episode set "
-                "(rerun the missing episodes, or leave the system out)")
+        """The message a command refusing this system prints: :attr:`reason`, and what to do."""
+        head = f"system {self.system!r} is {self.status}"
+        if self.missing:
+            return (f"{head}: it lacks {len(self.missing)} main-track episode(s) of the comparison, "
+                    f"e.g. {', '.join(self.missing[:3])}; rankings need the whole episode set "
+                    "(rerun the missing episodes, or leave the system out)")
+        if self.rows_removed:
+            return (f"{head}: {self.reason}; rankings need the whole episode set "
+                    "(rerun the task, or leave the system out)")
+        return f"{head}: {self.reason}"
 
 
 def standings(systems: Sequence[SystemLog], known: Mapping[str, KnownDataset] | None = None) -> dict[str, Standing]:
