@@ -205,8 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for s in strategies:
         names = [folder_name(st, seeds, args.seeds) for st, seeds in every if st == s]
-        folders = [args.out / n for n in names if (args.out / n / "report.json").exists()]
-        known = [walls[n] for n in names if n in walls]
+        folders = sorted(f for f in args.out.iterdir() if (f / "report.json").exists()
+                         and (f.name == s or f.name.startswith(f"{s}-")))  # every process that ran s
+        known = [walls[n] for n in names if walls.get(n) is not None]
         rows.append(summarise(s, folders, sum(known) if known else None))
     (args.out / "results.json").write_text(
         json.dumps({"model": args.model, "budget": args.budget, "seed_episodes": n, "rows": rows},
