@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -136,6 +137,12 @@ def folder_name(strategy: str, seeds: str, every: str) -> str:
     return strategy if seeds == every else f"{strategy}-s{seeds.replace(',', '_')}"
 
 
+def ran_strategy(folder: str, strategy: str) -> bool:
+    """Whether ``folder`` (a name :func:`folder_name` gave, perhaps with a ``-b<batch>``
+    tag) holds a run of ``strategy``: ``margin-s1`` is margin's, ``margin-only`` is not."""
+    return re.fullmatch(rf"{re.escape(strategy)}(-s[0-9_]+)?(-b[0-9]+)?", folder) is not None
+
+
 def _run_all(args: argparse.Namespace, pending: list[tuple[str, str]],
              running: dict[str, Any], walls: dict[str, float], seeds_file: Path) -> None:
     """One ``memrisk fuzz`` process per (strategy, seeds), ``args.jobs`` at a time."""
@@ -146,7 +153,7 @@ def _run_all(args: argparse.Namespace, pending: list[tuple[str, str]],
             cmd = [sys.executable, "-m", "lm_eval_memrisk.cli", "fuzz", "--model", "llama-cpp",
                    "--model_args", f"model={args.model},n_threads=1", "--episodes", str(seeds_file),
                    "--budget", str(args.budget), "--seeds", seeds, "--strategy", strategy,
-                   "--batch", "4", "--out", str(args.out / s), "--json"]
+                   "--batch", str(args.batch), "--out", str(args.out / s), "--json"]
             log = open(args.out / f"{s}.log", "w", encoding="utf-8")  # noqa: SIM115 (closed below)
             running[s] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), time.monotonic(), log)
         time.sleep(5)
@@ -169,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=int, default=48)
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--strategies", default="margin,random")
+    p.add_argument("--batch", type=int, default=4,
+                   help="mutants run per model call; 1 lets the margin reuse the prompt just generated")
     p.add_argument("--jobs", type=int, default=2, help="processes run at once (one thread each)")
     p.add_argument("--split", default="", help="seed groups run as separate processes, e.g. "
                    "'margin=0,1/2' (each process runs its seeds' parents again)")
@@ -206,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     for s in strategies:
         names = [folder_name(st, seeds, args.seeds) for st, seeds in every if st == s]
         folders = sorted(f for f in args.out.iterdir() if (f / "report.json").exists()
-                         and (f.name == s or f.name.startswith(f"{s}-")))  # every process that ran s
+                         and ran_strategy(f.name, s))
         known = [walls[n] for n in names if walls.get(n) is not None]
         rows.append(summarise(s, folders, sum(known) if known else None))
     (args.out / "results.json").write_text(
