@@ -100,6 +100,15 @@ def summarise(strategy: str, folders: list[Path], wall_s: float | None) -> dict[
     }
 
 
+def cause_union(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The root causes found by any run of any strategy (a lower bound on what this model
+    and seed set allow), and each strategy's mean share of them per run."""
+    union = sorted({c for r in rows for c in r["root_causes"]})
+    share = {r["strategy"]: round(statistics.fmean(r["unique_failures"]) / len(union), 3)
+             for r in rows if union and r["unique_failures"]}
+    return {"causes": union, "n": len(union), "mean_share_per_run": share}
+
+
 def margin_vs_verdict(mutants: list[dict[str, Any]]) -> dict[str, Any] | None:
     """How a mutant's margin (``after``) relates to the scorer's verdict on its reply:
     counts of (margin <= 0, failed), and the AUC of -margin as a failure predictor (the
@@ -218,8 +227,10 @@ def main(argv: list[str] | None = None) -> int:
                          and ran_strategy(f.name, s))
         known = [walls[n] for n in names if walls.get(n) is not None]
         rows.append(summarise(s, folders, sum(known) if known else None))
+    union = cause_union(rows)
     (args.out / "results.json").write_text(
-        json.dumps({"model": args.model, "budget": args.budget, "seed_episodes": n, "rows": rows},
+        json.dumps({"model": args.model, "budget": args.budget, "seed_episodes": n, "rows": rows,
+                    "cause_union": union},
                    indent=1, sort_keys=True) + "\n", encoding="utf-8")
     lines = ["| strategy | B | unique failures per seed | mean ± sd | pairs | failing mutants | roots used "
              "| rejected (invalid) | wall (s) |", "|---|---|---|---|---|---|---|---|---|"]
@@ -232,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     if base:
         lines += ["", "; ".join(f"{r['strategy']}/random = {statistics.fmean(r['unique_failures']) / base:.2f}"
                                 for r in rows if r["strategy"] != "random")]
+    lines += ["", f"root causes found by any run: {union['n']}; mean share per run: "
+              + ", ".join(f"{k} {v:.2f}" for k, v in union["mean_share_per_run"].items())]
     for r in rows:
         if r["margin_cost"] and sum(r["executed"]):
             executed = sum(r["executed"])

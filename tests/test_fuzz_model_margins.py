@@ -30,9 +30,9 @@ from lm_eval_memrisk.fuzz.execute import Executor
 from lm_eval_memrisk.fuzz.margins import MarginCost
 from lm_eval_memrisk.fuzz.model_margins import (
     MODEL_MARGIN_SCALE,
+    ModelSource,
     episode_margins,
     measure,
-    model_source,
     scaled,
 )
 from lm_eval_memrisk.fuzz.pipeline import FuzzOptions, margin_source
@@ -278,7 +278,7 @@ def leeds_or_york(text: str) -> str:
 def campaign(strategy: str = "margin", budget: int = 6, seed: int = 0) -> RunResult:
     seeds, _ = make_seeds(all_seed_episodes())
     executor = Executor(agent_generate(get_agent("stale")), "stale", chunk=2)
-    source = model_source(FakeTokens(leeds_or_york), render)
+    source = ModelSource(FakeTokens(leeds_or_york), render)
     return run_campaign(seeds, executor, strategy, budget, seed, batch=2, progress=False,
                         margins=source)
 

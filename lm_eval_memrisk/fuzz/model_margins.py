@@ -131,11 +131,6 @@ class ModelSource:
         self.model.reset()
 
 
-def model_source(model: TokenModel, render: Render, policy: MemoryPolicy | None = None) -> ModelSource:
-    """The margin source of a model (see :class:`ModelSource`)."""
-    return ModelSource(model, render, policy)
-
-
 def lm_source(lm: Any, policy: MemoryPolicy | None = None, chat_template: bool = True) -> ModelSource:
     """The margin source of a loaded lm-eval model that hands out a :class:`TokenModel`
     (``lm.token_model()``: the in-process ``llama-cpp`` model), scored on the prompts its
@@ -155,4 +150,4 @@ def lm_source(lm: Any, policy: MemoryPolicy | None = None, chat_template: bool =
             raise MemriskError(f"{type(lm).__name__} renders no text prompt; margins need one")
         return context
 
-    return model_source(make(), render, policy)
+    return ModelSource(make(), render, policy)

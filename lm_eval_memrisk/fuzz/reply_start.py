@@ -102,19 +102,23 @@ def opener_margin(
 ) -> OpenerMargin:
     """Score every opener after the first ``base`` evaluated tokens (``after_base``: the
     next-token distribution there) and compare the best of each list."""
-    scored = 0
+    w_text, w, w_scored = best_opener(model, base, after_base, withhold)
+    c_text, c, c_scored = best_opener(model, base, after_base, claim)
+    return OpenerMargin(w - c, w_text, c_text, w_scored + c_scored)
 
-    def best(openers: Sequence[str]) -> tuple[str, float]:
-        nonlocal scored
-        scores = []
-        for text in openers:
-            tokens = model.piece_tokens(text)
-            scores.append((text, continuation_logprob(model, base, after_base, tokens)))
-            scored += len(tokens)
-        return max(scores, key=lambda s: s[1])
 
-    (w_text, w), (c_text, c) = best(withhold), best(claim)
-    return OpenerMargin(w - c, w_text, c_text, scored)
+def best_opener(
+    model: TokenModel, base: int, after_base: Sequence[float], openers: Sequence[str]
+) -> tuple[str, float, int]:
+    """The most likely of ``openers`` after the first ``base`` evaluated tokens: (text,
+    log-probability, tokens scored for the whole list)."""
+    scores, scored = [], 0
+    for text in openers:
+        tokens = model.piece_tokens(text)
+        scores.append((text, continuation_logprob(model, base, after_base, tokens)))
+        scored += len(tokens)
+    text, logprob = max(scores, key=lambda s: s[1])
+    return text, logprob, scored
 
 
 def class_mass(logprobs: Sequence[float], classes: Sequence[str]) -> dict[str, float]:
