@@ -66,8 +66,10 @@ DATASETS: dict[str, str] = {
     "v4": "data/episodes_v4.jsonl", "v5": "data/episodes_v5.jsonl",
     "v6": "data/episodes_v6.jsonl",
 }  # fmt: skip
-#: An episode's ``version`` field -> the packaged dataset of that version.
-VERSION_FIELDS: dict[str, str] = {"1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4", "5.0": "v5", "6.0": "v6"}
+#: An episode's ``version`` field -> its dataset version (v7 is a generator candidate, not packaged).
+VERSION_FIELDS: dict[str, str] = {
+    "1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4", "5.0": "v5", "6.0": "v6", "7.0": "v7",
+}  # fmt: skip
 #: The version loaded when no file is given.
 DEFAULT_DATASET = "v6"
 #: The shipped default dataset, relative to the ``lm_eval_memrisk`` package.
@@ -449,6 +451,11 @@ def _read_bytes(path: PathArg | None) -> tuple[str, bytes]:
             )
         return name, Path(name).read_bytes()
     except FileNotFoundError:
+        if name in VERSION_FIELDS.values():  # a version the generator builds but nobody packaged
+            raise MemriskError(
+                f"dataset {name} is not packaged (it is a generator candidate): build it with "
+                f"'python -m lm_eval_memrisk.generator --version {name} --out FILE' and pass FILE"
+            ) from None
         raise MemriskError(f"no such file: {name}") from None
     except IsADirectoryError:
         raise MemriskError(f"{name} is a directory, expected a .jsonl file") from None

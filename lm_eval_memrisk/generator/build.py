@@ -43,7 +43,7 @@ from lm_eval_memrisk.generator.risks import (
 from lm_eval_memrisk.generator.risks.common import task_for
 from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import BUILDERS as V3_BUILDERS
-from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS, V5_BUILDERS
+from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS, V5_BUILDERS, V7_BUILDERS
 from lm_eval_memrisk.generator.risks.v6 import R2_RULES as V6_R2_RULES
 from lm_eval_memrisk.generator.risks.v6 import V6_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
@@ -58,10 +58,10 @@ VERSION = VERSIONS[DEFAULT_VERSION]
 #: Dataset version -> its risk builders (drafts before fillers).
 DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
     "v1": BUILDERS, "v2": V2_BUILDERS, "v3": V3_BUILDERS, "v4": V4_BUILDERS, "v5": V5_BUILDERS,
-    "v6": V6_BUILDERS,
+    "v6": V6_BUILDERS, "v7": V7_BUILDERS,
 }  # fmt: skip
 #: Versions whose earlier requests carry the final request's foil checks (:func:`carry_foils`).
-CARRIED_FOILS = frozenset({"v5", "v6"})
+CARRIED_FOILS = frozenset({"v5", "v6", "v7"})
 Counts = Mapping[tuple[str, str], int]
 
 #: Paper Table 4: episodes per tier (easy, medium, hard) of each main risk (the registry's
@@ -262,7 +262,7 @@ def _risk_episodes(seed: int, risk: str, counts: Counts, version: str) -> list[E
     out: list[Episode] = []
     taken: set[str] = set()
     for tier in TIERS:
-        rules = _Cycle(seed, V6_R2_RULES if version == "v6" else RESOLUTION_RULES, risk, tier, "rules")
+        rules = _Cycle(seed, V6_R2_RULES if version in ("v6", "v7") else RESOLUTION_RULES, risk, tier, "rules")
         for index in range(counts.get((risk, tier), 0)):
             rule = rules.next() if risk == "R2" else None
             family = scoped.next() if rule == "scope" else families.next()

@@ -120,6 +120,8 @@ def statement(
 ) -> Block:
     """User states a fact; the memory write (or update) follows; the assistant acks."""
     updating = supersedes is not None
+    if pool is None and updating and is_v7(ctx) and ctx.rng.random() < STATED_UPDATES:
+        pool = ctx.fam.states  # v7: a new value in the words of a first statement
     pool = pool or (ctx.fam.updates if updating else ctx.fam.states)
     text = pick(ctx.rng, pool, **words(ctx, owner, value=ref.value, **more))
     return [
@@ -245,6 +247,9 @@ def new_task(ctx: Ctx) -> None:
 #: chapter*): a second request keeps the task, or it would pair the value with another task.
 SUBJECT_TASK_FAMILIES: frozenset[str] = frozenset({"deadline"})
 
+#: v7: the share of updates said in the words of a first statement ("My K is V"), so
+#: that those words do not mark the value that a later note replaces.
+STATED_UPDATES = 0.4
 #: Dataset versions built before v6's changes (issue 26).
 PRE_V6: frozenset[str] = frozenset({"v1", "v2", "v3", "v4", "v5"})
 
@@ -252,6 +257,12 @@ PRE_V6: frozenset[str] = frozenset({"v1", "v2", "v3", "v4", "v5"})
 def is_v6(ctx: Ctx) -> bool:
     """Whether the episode is built for dataset v6 or later (issue 26 changes)."""
     return ctx.version not in PRE_V6
+
+
+def is_v7(ctx: Ctx) -> bool:
+    """Whether the episode is built for the v7 candidate (issue 26 contrast,
+    :mod:`~lm_eval_memrisk.generator.risks.v7`)."""
+    return ctx.version == "v7"
 
 
 #: v6: the families whose values the authority rule names (``render.AUTHORITY_RULES``:

@@ -60,9 +60,10 @@ from lm_eval_memrisk.generator.plan import (
     Session,
     plan_turns,
 )
-from lm_eval_memrisk.generator.risks import r5_constraint, v2
+from lm_eval_memrisk.generator.risks import r5_constraint, v2, v7
 from lm_eval_memrisk.generator.risks.common import (
     REVOKE_ACKS,
+    SUBJECT_TASK_FAMILIES,
     TRUST_SYSTEM,
     Ctx,
     Draft,
@@ -70,6 +71,7 @@ from lm_eval_memrisk.generator.risks.common import (
     done_ack,
     fresh_value,
     is_v6,
+    is_v7,
     item,
     me,
     new_task,
@@ -411,6 +413,8 @@ def _multi_hop(ctx: Ctx, draft: Draft) -> bool:
         CheckSpec("memory_not_used", f"does not use the private {ctx.fam.noun}", item=private)
     )
     draft.extra["multi_hop"] = f"the job at {org}"
+    if is_v7(ctx):
+        v7.label_work_updates(ctx, draft, anchor, org)
     return True
 
 
@@ -596,14 +600,17 @@ def _someone_elses_note(ctx: Ctx, draft: Draft) -> bool:
 # -- the builders ------------------------------------------------------------------------
 
 
-def _build(risk: str, kept: bool = False, v5: bool = False, v6: bool = False) -> Callable[[Ctx], Draft]:
+def _build(
+    risk: str, kept: bool = False, v5: bool = False, v6: bool = False, contrast: bool = False
+) -> Callable[[Ctx], Draft]:
     """v3's builder of ``risk``; ``kept`` (v4): some early requests use the value still
     right at the final request (:data:`KEPT_EVERY`, :func:`_early_kept`), and R6 has none;
     ``v5``: R3's ask episodes with no own note get someone else's value in the user's
     notes (:func:`_someone_elses_note`); ``v6``: v4's R3 (another principal's note) and
     nothing a reader could misread: no colleague's "same as X's" before X gives the value,
     no deletion notice that names the note that stays, no own note known only from a
-    silent sync (see :mod:`~lm_eval_memrisk.generator.risks.v6`)."""
+    silent sync (see :mod:`~lm_eval_memrisk.generator.risks.v6`); ``contrast``: the v7
+    candidate's contrast (:mod:`~lm_eval_memrisk.generator.risks.v7`)."""
     base = v2.BUILDERS[risk]
 
     def build(ctx: Ctx) -> Draft:
@@ -635,23 +642,30 @@ def _build(risk: str, kept: bool = False, v5: bool = False, v6: bool = False) ->
             else ctx.variant % 4 != 3 if risk == "R1"
             else ctx.variant % 2 == 0
         )  # fmt: skip
-        if wants_hop:
-            _multi_hop(ctx, draft)
+        if wants_hop and _multi_hop(ctx, draft) and contrast and ctx.rng.random() < 0.5:
+            v7.private_request(ctx, draft, room=_room(ctx, draft, 3))
         first = _first_stated(ctx, draft)
-        every = (V6_KEPT_EVERY if v6 else KEPT_EVERY).get(risk, 0) if kept and ctx.tier != "easy" else 0
+        table = v7.V7_KEPT_EVERY if contrast else V6_KEPT_EVERY if v6 else KEPT_EVERY
+        every = table.get(risk, 0) if kept and ctx.tier != "easy" else 0
         kept_here = every and ctx.variant % every == min(every - 1, 1)
+        if contrast and risk == "R2" and ctx.fam.name in SUBJECT_TASK_FAMILIES:
+            kept_here = False  # (v7: its second request would repeat the first word for word)
         if v6 and risk == "R3":  # v6: pattern 0 (the own note stays right) and half of pattern 3
             kept_here = kept and ctx.tier != "easy" and ctx.variant % 8 in (0, 4, 3)
         if kept_here:
-            if _early_kept(ctx, draft, colleague=ctx.variant % 4 == 1):
-                first = None
+            if _early_kept(ctx, draft, colleague=ctx.variant % 4 == 1) and not (contrast and risk == "R2"):
+                first = None  # (v7's R2 keeps the early request on its first note too)
         if kept and risk == "R6":  # (its early requests' value always changed)
             first = None
+        if contrast and risk == "R3" and ctx.variant % 4 == 1:
+            first = None  # (v7: no call on the own note the user deletes, see v2.r3)
         if ctx.tier != "easy" and first is not None:
             mate = risk in ("R1", "R2", "R4", "R5")
             _early(ctx, draft, first, hold=risk == "R5", colleague=mate)
         if v5 and risk == "R3" and ctx.variant % 4 == 1:
             _someone_elses_note(ctx, draft)
+        if contrast and risk != "R6" and ctx.variant % 3 != 0:
+            v7.own_note_as_peer(ctx, draft, PEER_STATES, right=ctx.variant % 3 == 1)
         if v6:
             _split_holds(draft)
         _attribute(draft)
@@ -674,4 +688,8 @@ V5_BUILDERS: dict[str, Callable[[Ctx], Draft]] = {
 V6_BUILDERS: dict[str, Callable[[Ctx], Draft]] = {
     risk: _build(risk, kept=True, v6=True) for risk in v2.BUILDERS
 }
-__all__ = ["BUILDERS", "V4_BUILDERS", "V5_BUILDERS", "V6_BUILDERS"]
+#: The dataset v7 candidate (issue 26): v6 plus contrast (:mod:`...risks.v7`).
+V7_BUILDERS: dict[str, Callable[[Ctx], Draft]] = {
+    risk: _build(risk, kept=True, v6=True, contrast=True) for risk in v2.BUILDERS
+}
+__all__ = ["BUILDERS", "V4_BUILDERS", "V5_BUILDERS", "V6_BUILDERS", "V7_BUILDERS"]
