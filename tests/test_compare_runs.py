@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from script_loading import load_script
 
 from lm_eval_memrisk.cli import main as memrisk
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "compare_runs.py"
 
-
-def _load():  # the script is not part of the package
-    spec = importlib.util.spec_from_file_location("compare_runs", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _load():
+    return load_script("compare_runs")
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,12 @@ margins, determinism and the tuning/report seed split (no model)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 from pathlib import Path
 
 import pytest
+from script_loading import load_script
 from test_fuzz_episodes import all_seed_episodes
 
 from lm_eval_memrisk.cli import main
@@ -25,8 +25,6 @@ from lm_eval_memrisk.fuzz.guidance import (
 )
 from lm_eval_memrisk.fuzz.margins import MarginChange, Margins, margin_change
 from lm_eval_memrisk.fuzz.seeds import make_seeds
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def entries() -> list[Entry]:
@@ -178,10 +176,7 @@ def test_margin_strategies_need_a_margin_source(tmp_path: Path, capsys) -> None:
 
 
 def test_the_planted_study_keeps_tuning_and_report_seeds_apart() -> None:
-    spec = importlib.util.spec_from_file_location("fuzz_planted", REPO / "scripts" / "fuzz_planted.py")
-    assert spec is not None and spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("fuzz_planted")
     assert not set(script.TUNING_SEEDS) & set(script.REPORT_SEEDS)
     assert script.seed_problem(script.TUNING_SEEDS, tuning=True) is None
     assert script.seed_problem(script.REPORT_SEEDS, tuning=False) is None

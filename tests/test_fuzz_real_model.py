@@ -3,22 +3,16 @@ split, which folders hold a strategy's runs, reading the reference run, the summ
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "fuzz_real_model.py"
+from script_loading import load_script
 
 
 @pytest.fixture(scope="module")
-def script():  # the script is not part of the package
-    spec = importlib.util.spec_from_file_location("fuzz_real_model", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def script():
+    return load_script("fuzz_real_model")
 
 
 def test_split_runs_the_named_strategies_seed_groups_as_separate_processes(script):

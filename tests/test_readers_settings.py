@@ -12,19 +12,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+from script_loading import load_script
 
 import lm_eval_memrisk._autoload  # noqa: F401  (the lm-eval hook, before any lm-eval import)
 from lm_eval_memrisk.running.generation import generation_settings
 from lm_eval_memrisk.scoring.signature import signature
-
-REPO = Path(__file__).resolve().parents[1]
-
 
 # ----------------------------------------------------------------------------- signature
 
@@ -269,10 +266,7 @@ def test_memory_baseline_reads_through_the_run_reader(
 ) -> None:
     from lm_eval_memrisk.episodes.errors import SamplesError
 
-    spec = importlib.util.spec_from_file_location("memory_baseline", REPO / "scripts" / "memory_baseline.py")
-    assert spec is not None and spec.loader is not None
-    mb = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mb)
+    mb = load_script("memory_baseline")
     rows = mb.logged_rows([two_stale_runs, oracle_run])
     table = {r.split("|")[1].strip(): r for r in rows if r.startswith("| memrisk-agent")}
     assert sorted(table) == ["memrisk-agent:oracle", "memrisk-agent:stale"]  # two runs of stale, one system

@@ -102,6 +102,15 @@ def words(ctx: Ctx, owner: Owner, **more: Any) -> dict[str, Any]:
     return {**ctx.task, **owner_words(owner), "noun": ctx.fam.noun, **more}
 
 
+def find_block(sessions: list[Session], ref: ItemRef) -> tuple[int, int]:
+    """(session, block) of the block that writes ``ref``."""
+    for si, s in enumerate(sessions):
+        for bi, block in enumerate(s.blocks):
+            if any(e.item is ref for e in block):
+                return si, bi
+    raise LookupError(ref.value)
+
+
 def item(
     ctx: Ctx, owner: Owner, value: str, source: str = "user", trust: float = TRUST_USER
 ) -> ItemRef:

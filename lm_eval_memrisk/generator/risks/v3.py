@@ -69,6 +69,7 @@ from lm_eval_memrisk.generator.risks.common import (
     Draft,
     ask,
     done_ack,
+    find_block,
     fresh_value,
     is_v6,
     is_v7,
@@ -157,15 +158,6 @@ SOMEONE_ELSES: tuple[str, ...] = (
 FOIL_RISK = re.compile(r"^\[(R[1-6])\] ")
 
 
-def _find(sessions: list[Session], ref: ItemRef) -> tuple[int, int]:
-    """(session, block) of the block that writes ``ref``."""
-    for si, s in enumerate(sessions):
-        for bi, block in enumerate(s.blocks):
-            if any(e.item is ref for e in block):
-                return si, bi
-    raise LookupError(ref.value)
-
-
 def _first_stated(ctx: Ctx, draft: Draft, live: bool = False) -> ItemRef | None:
     """The first note of the key the main user states in words (a statement block);
     ``live``: the first one not deleted later."""
@@ -250,7 +242,7 @@ def _early(
     turns = 2 + (2 if hold else 0) + (2 if colleague else 0) + (4 if change else 0)
     if _earlier_notes(draft, ref) or not _room(ctx, draft, turns):
         return False
-    si, bi = _find(draft.sessions, ref)
+    si, bi = find_block(draft.sessions, ref)
     saved = ctx.task
     new_task(ctx)
     decision = tool_decision(
@@ -301,7 +293,7 @@ def _right_when_written(draft: Draft, ref: ItemRef, ctx: Ctx) -> tuple[int, int]
     or replaced later (rejected here, as is a rule on its value declared before)."""
     if ref.scope != me(ctx).scope:
         return None
-    si, bi = _find(draft.sessions, ref)
+    si, bi = find_block(draft.sessions, ref)
     if draft.sessions[si].persona is not ctx.main:
         return None
     events = draft.events()
@@ -392,7 +384,7 @@ def _multi_hop(ctx: Ctx, draft: Draft) -> bool:
     if anchor is None or ctx.fam.name not in CONTEXT_FAMILIES or not _room(ctx, draft, 2):
         return False
     org = ctx.rng.choice(ORGS)
-    si, bi = _find(draft.sessions, anchor)
+    si, bi = find_block(draft.sessions, anchor)
     said = draft.sessions[si].blocks[bi][0]
     said.text = f"{pick(ctx.rng, ANCHORS, org=org)} {said.text}"
     private = item(ctx, me(ctx), fresh_value(ctx))
@@ -475,7 +467,7 @@ def _shared_value(ctx: Ctx, draft: Draft, before: bool | str = False) -> bool:
     peer = ctx.cast.person()
     theirs = ItemRef(key=mine.key, value=mine.value, scope=user_owner(peer).scope)
     block = _colleague_block(ctx, ctx.main.first, mine, theirs)
-    at = _find(draft.sessions, mine)[0]
+    at = find_block(draft.sessions, mine)[0]
     # before the user's note only when it is the first of the key: the colleague's "too"
     # must not precede the change that made the user's value the shared one
     first = _first_stated(ctx, draft) is mine and not any(
@@ -516,7 +508,7 @@ def _lifted_hold(ctx: Ctx, draft: Draft) -> bool:
     if not decision.uses or decision.terminal_tool is None or not _room(ctx, draft, 4):
         return False
     good = decision.uses[0]
-    si, bi = _find(draft.sessions, good)
+    si, bi = find_block(draft.sessions, good)
     draft.sessions[si].blocks.insert(bi + 1, _hold_and_lift(ctx, good.value))
     return True
 
@@ -529,7 +521,7 @@ def _reimport_by_lookup(ctx: Ctx, draft: Draft) -> None:
         stale = check.item
         if stale is None or not check.description.startswith("[R2]") or stale.source != "system":
             continue
-        si, bi = _find(draft.sessions, stale)
+        si, bi = find_block(draft.sessions, stale)
         stale.source = "tool"
         result = {"match": ctx.main.full, ctx.fam.noun: stale.value, "record": "legacy import"}
         draft.sessions[si].blocks[bi] = v2._lookup(ctx, stale, result, None)
@@ -542,7 +534,7 @@ def _own_by_sync(ctx: Ctx, draft: Draft) -> None:
     if not uses or uses[0].scope != me(ctx).scope or _earlier_notes(draft, uses[0]):
         return
     own = uses[0]
-    si, bi = _find(draft.sessions, own)
+    si, bi = find_block(draft.sessions, own)
     if draft.sessions[si].blocks[bi][0].type != "user_message":
         return
     own.source, own.trust = "system", TRUST_SYSTEM

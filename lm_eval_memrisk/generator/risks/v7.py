@@ -2,7 +2,7 @@
 with *contrast*, so that neither a value's rank among its key's notes nor the phrasing
 that introduced it tells whether it is the one to use.
 
-In v6 the right value was the key's newest note at none of R2's value decisions, and
+In v6 the right value was the key's newest note at 2 of R2's 28 decisions, and
 three phrasings were never (or always) the one to use: a colleague's "Please keep my K
 on file: V" (always another principal's value), the multi-hop episodes' private note
 (never the one the request wants) and R2's "since" winner (always right).  v7 adds,
@@ -36,6 +36,7 @@ from lm_eval_memrisk.generator.risks.common import (
     Draft,
     ask,
     done_ack,
+    find_block,
     me,
     new_task,
     tool_decision,
@@ -53,14 +54,6 @@ PRIVATE_ASKS: tuple[str, ...] = (
     "It's a private matter, not for the {{ org }} job: the {{ noun }} I keep for personal things.",
     "This is just for me, not work, so go with my personal {{ noun }}.",
 )
-
-
-def _block_of(draft: Draft, ref: object) -> tuple[int, int]:
-    for si, s in enumerate(draft.sessions):
-        for bi, block in enumerate(s.blocks):
-            if any(e.item is ref for e in block):
-                return si, bi
-    raise LookupError("note not in the draft")
 
 
 def private_request(ctx: Ctx, draft: Draft, room: bool) -> bool:
@@ -83,7 +76,7 @@ def private_request(ctx: Ctx, draft: Draft, room: bool) -> bool:
     block[0].text = f"{block[0].text} {pick(ctx.rng, PRIVATE_ASKS, org=org, noun=ctx.fam.noun)}"
     block += done_ack(ctx)
     ctx.task = saved
-    si, bi = _block_of(draft, private)
+    si, bi = find_block(draft.sessions, private)
     draft.sessions[si].blocks.insert(bi + 1, block)
     return True
 
