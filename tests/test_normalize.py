@@ -184,11 +184,23 @@ _TOKEN_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{2}:[0-9]{2}(?::[0-9]{2
 @settings(max_examples=200, deadline=None)
 @given(st.text())
 def test_output_alphabet(text: str) -> None:
+    """Letters, digits, marks, ISO dates and times, and "|" (a hard boundary since
+    scorer 3.2), one space apart."""
     out = normalize(text)
     if not out:
         return
     for token in out.split(" "):
         assert token, "whitespace must be collapsed"
-        assert _TOKEN_RE.fullmatch(token) or all(
+        assert token == "|" or _TOKEN_RE.fullmatch(token) or all(
             unicodedata.category(ch)[0] in "LNM" for ch in token
         ), token
+
+
+def test_a_bar_is_a_hard_boundary() -> None:
+    """Scorer 3.2: a tool call's arguments are joined with " | "; a number that ends one
+    argument never joins the phone number that starts the next."""
+    assert normalize("at number 12. | +49 151 7282 1854") == "at number 12 | 4915172821854"
+    assert normalize("a || b") == "a | b"
+    assert normalize(" | ") == ""
+    assert not contains_value("at number 12. | +49 151 7282 1854", "12 4915172821854")
+    assert contains_value("at number 12. | +49 151 7282 1854", "+49 151 7282 1854")

@@ -22,6 +22,12 @@ order:
    categories L*, N*, M*) -> space; whitespace is collapsed and the ends stripped.
    The hyphens of ISO dates and the colons of times survive.
 
+``|`` is a hard boundary (scorer 3.2): the text is split at every ``|``, each part is
+normalised alone and the non-empty parts are joined with `` | ``.  A tool call's
+arguments are joined with `` | `` (:attr:`~lm_eval_memrisk.episodes.trace.Action.content`),
+so a number that ends one argument ("at number 12.") never merges with a phone number
+that starts the next.
+
 Word dates and 12-hour times may be separated by up to 4 non-alphanumeric chars
 (``5 (March) 2026``).  Because step 5 can create new matches
 (``555_1234`` -> ``555 1234``), :func:`normalize` repeats the pass until the text
@@ -133,6 +139,8 @@ def _one_pass(text: str) -> str:
 def normalize(text: str) -> str:
     """Canonical form of ``text`` (see the module docstring); idempotent."""
     s = text if isinstance(text, str) else str(text)
+    if "|" in s:  # a hard boundary: each part alone (scorer 3.2)
+        return " | ".join(p for p in (normalize(part) for part in s.split("|")) if p)
     for _ in range(_MAX_PASSES):
         nxt = _one_pass(s)
         if nxt == s:
