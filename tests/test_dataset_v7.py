@@ -8,10 +8,13 @@ exist.  Checked here:
 * every file validates (the oracle passes, a do-nothing agent fails) and every
   Rk-ablated oracle fails every Rk episode;
 * the contrast is there: R2 decisions whose right value is the key's newest note
-  (none in v6), private requests that use the private note, updates of a multi-hop
+  (2 of 28 in v6), private requests that use the private note, updates of a multi-hop
   episode's work note that name the job;
+* what the blind readers of v7 found stays fixed: earlier requests on the work note
+  say it is fine for them, questions about it ask in a question's words, no deletion or
+  withdrawal says "the older/earlier one";
 * the shortcut agents stay under every ceiling, R3's earlier-call agents included
-  (v6 was over on R3);
+  (v6 was over on R3), and the learned surface reader under its goal (v6 was over);
 * v6's naturalness checks hold on v7 too.
 """
 
@@ -29,14 +32,16 @@ from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.state import in_scope, state_at
 from lm_eval_memrisk.episodes.validate import collect_problems
 from lm_eval_memrisk.generator import generate
+from lm_eval_memrisk.generator.risks.v3 import CONTEXT_ASKS
 from lm_eval_memrisk.generator.risks.v7 import PRIVATE_ASKS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
+from lm_eval_memrisk.generator.templating import render
 from lm_eval_memrisk.running.agents import ABLATIONS
 
 SEEDS = (DEFAULT_SEED, 1, 2, 3)
-#: The learned reader's pass rate on main, at most (measured 0.62-0.65: see
-#: :func:`test_learned_surface_reader_is_below_v6s_level`).
-LEARNED_PIN = 0.67
+#: The learned reader's pass rate on main, at most: issue 26's goal (60% of main held
+#: out; measured 0.55-0.58, see :func:`test_learned_surface_reader_meets_the_goal`).
+LEARNED_GOAL = 0.60
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +72,15 @@ def test_every_ablated_oracle_fails_every_episode_of_its_risk(datasets: dict[str
         result = ablations(episodes)
         for risk in ABLATIONS:
             assert result["ablations"][risk][risk] == {"n": 24, "passed": 0}, (name, risk)
-        # (off the diagonal, attribution is not checked on v7 yet: scorer 3.1 misses a
-        # phone number that follows an argument ending in digits, so ablated-R4 passes
-        # the "[R4]" check of R3-medium-03 -- see test_checks_crafted's xfail)
+        # off the diagonal, a failure only where the episode carries a foil of that risk
+        # (scorer 3.2 sees the number that 3.1 missed after an argument ending in digits)
+        for risk, found in result["ablation_findings"].items():
+            bare = [f for f in found["off_diagonal"] if not f["attributed"]]
+            if risk not in v6_checks.UNATTRIBUTED_OK:
+                assert bare == [], (name, risk, bare)
+            for f in bare:  # recency alone: R6 summaries and context-resolved multi-hop notes
+                ep = next(e for e in episodes if e.id == f["episode"])
+                assert ep.risk == "R6" or "multi_hop" in ep.metadata, (name, f)
 
 
 def _newest_right(ep: Episode) -> int:
@@ -88,7 +99,7 @@ def _newest_right(ep: Episode) -> int:
 
 
 def test_r2_has_decisions_where_the_newest_note_is_right(datasets: dict[str, list[Episode]]) -> None:
-    """v6 has 2 such R2 decisions (of 28); v7 9 / 7 / 7 / 5 (of 37 / 34 / 34 / 33)."""
+    """v6 has 2 such R2 decisions (of 28); v7 14 / 8 / 11 / 11 (of 41 / 39 / 41 / 39)."""
     for name, episodes in datasets.items():
         assert sum(_newest_right(e) for e in episodes if e.risk == "R2") >= 5, name
 
@@ -134,6 +145,59 @@ def test_updates_of_the_work_note_name_the_job(datasets: dict[str, list[Episode]
         assert labelled >= 1, name
 
 
+def test_earlier_requests_on_the_work_note_say_it_is_fine(datasets: dict[str, list[Episode]]) -> None:
+    """A multi-hop episode's earlier request that uses the work note (given "for work
+    there", or an update of it) says the work note is fine for it: a blind reader could
+    not tell whether a personal errand should go to it (v7 round 1, R2-hard-03)."""
+    for name, episodes in datasets.items():
+        named = 0
+        for ep in (e for e in episodes if "multi_hop" in e.metadata):
+            org = ep.metadata["multi_hop"].removeprefix("the job at ")
+            events = list(ep.events)
+            work = {e.item.value for i, e in enumerate(events)
+                    if e.type in ("memory_write", "memory_update") and e.item and i
+                    and org in (events[i - 1].text or "") and not _private(events[i - 1].text or "")}  # fmt: skip
+            points = [i for i, e in enumerate(events) if e.type == "decision_point"]
+            for i in points[:-1]:
+                request = events[i - 1].text or ""
+                uses = {c.expected for c in events[i].checks if c.kind == "tool_arg_equals"}
+                if uses & work and not _private(request):
+                    assert org in request, (name, ep.id, events[i].id, request)
+                    named += 1
+        assert named >= 1, name
+
+
+def _private(text: str) -> bool:
+    return any(w in text for w in ("private", "personal", "just for me"))
+
+
+def test_questions_about_the_work_note_ask_in_a_questions_words(datasets: dict[str, list[Episode]]) -> None:
+    """A multi-hop question (the reference answers it) never ends in an instruction such
+    as "so use the K that goes with that" (v7 round 1, R2-hard-01)."""
+    for name, episodes in datasets.items():
+        for ep in (e for e in episodes if "multi_hop" in e.metadata):
+            org = ep.metadata["multi_hop"].removeprefix("the job at ")
+            events = list(ep.events)
+            last = max(i for i, e in enumerate(events) if e.type == "decision_point")
+            if events[last].checks[0].kind != "text_contains":
+                continue
+            request = events[last - 1].text or ""
+            for template in CONTEXT_ASKS:
+                head = render(template, org=org, noun="X").split(" X ")[0]
+                assert head not in request, (name, ep.id, request)
+
+
+def test_no_deletion_says_the_older_one_among_several(datasets: dict[str, list[Episode]]) -> None:
+    """With updates said in first-statement words, "the older one is the one to keep" or
+    "keep using the earlier one" could mean any earlier note (v7 rounds 1 and 3,
+    R4-easy-06 and R1-easy-03): v7 says "the one before it"."""
+    for name, episodes in datasets.items():
+        for ep in episodes:
+            for e in ep.events:
+                for vague in ("the older one is the one to keep", "Keep using the earlier one"):
+                    assert vague not in (e.text or ""), (name, ep.id, e.id)
+
+
 def test_shortcut_ceilings_hold_r3_included(datasets: dict[str, list[Episode]]) -> None:
     """Every single-cue agent <= 35% of main and <= 50% of every risk (v6 had R3's
     earlier-call and record agents at 14/24), all-rules <= 70% of main."""
@@ -147,16 +211,16 @@ def test_shortcut_ceilings_hold_r3_included(datasets: dict[str, list[Episode]]) 
                 assert row[risk]["pass_rate"] <= 0.50, (name, agent, risk, row[risk])
 
 
-def test_learned_surface_reader_is_below_v6s_level(datasets: dict[str, list[Episode]]) -> None:
-    """The learned reader (trained on v7 seed 4242, tested on each file) passes 78 / 74 /
-    76 / 76 of 120 (shipped seed, seeds 1-3; v6: 87 / 85 / 87 / 80) and at most 18/24 of
-    any risk.  The issue's goal (<= 60% of main) is not met yet; this pins v7's level."""
+def test_learned_surface_reader_meets_the_goal(datasets: dict[str, list[Episode]]) -> None:
+    """The learned reader (trained on v7 seed 4242, tested on each file) passes 66 / 68 /
+    66 / 69 of 120 (shipped seed, seeds 1-3; v6: 87 / 85 / 87 / 80) and at most 15/24 of
+    any risk: issue 26's goals (<= 60% of main, <= 75% of every risk)."""
     from lm_eval_memrisk.audit.learned import learned_audit
 
     for name, episodes in datasets.items():
         result = learned_audit(episodes)["learned"]
         assert result["main"]["n"] == 120
-        assert result["main"]["pass_rate"] <= LEARNED_PIN, (name, result["main"])
+        assert result["main"]["pass_rate"] <= LEARNED_GOAL, (name, result["main"])
         assert all(result[r]["passed"] <= 18 for r in ("R1", "R2", "R3", "R4", "R5")), (name, result)
 
 

@@ -62,6 +62,10 @@ DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
 }  # fmt: skip
 #: Versions whose earlier requests carry the final request's foil checks (:func:`carry_foils`).
 CARRIED_FOILS = frozenset({"v5", "v6", "v7"})
+#: Versions built and packaged under scorer 3.1, whose check of the notes a reference
+#: names read its arguments as one text (see :func:`~.verify.verify`): they keep that
+#: reading so that they rebuild byte for byte.
+SCORER_31_BUILT = frozenset({"v1", "v2", "v3", "v4", "v5", "v6"})
 Counts = Mapping[tuple[str, str], int]
 
 #: Paper Table 4: episodes per tier (easy, medium, hard) of each main risk (the registry's
@@ -178,7 +182,8 @@ def _attempt(
     if any(len(dp.checks) > MAX_CHECKS for dp in episode.decision_points):
         raise Rejected(f"a decision point has more than {MAX_CHECKS} checks")
     v2 = version != "v1"
-    verify(episode, draft.decisions(), same_values_ok=v2, min_gap=MIN_GAP[tier] if v2 else 0)
+    verify(episode, draft.decisions(), same_values_ok=v2, min_gap=MIN_GAP[tier] if v2 else 0,
+           joined_arguments=version in SCORER_31_BUILT)
     return episode
 
 

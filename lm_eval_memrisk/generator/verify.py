@@ -51,9 +51,15 @@ def verify(
     decisions: Sequence[DecisionSpec],
     same_values_ok: bool = False,
     min_gap: int = 0,
+    joined_arguments: bool = False,
 ) -> None:
     """Raise :class:`Rejected` unless values are distinct (or, with ``same_values_ok``,
-    equal: a value stored again) and references use only the items they are meant to use."""
+    equal: a value stored again) and references use only the items they are meant to use.
+
+    ``joined_arguments`` reads a reference's arguments as scorer 3.1 did, "|" and all
+    joined into one text (datasets v1-v6 were built that way: 3.1 missed a phone number
+    after an argument ending in digits and so rejected one attempt at v6's R6-medium-05;
+    with it they rebuild byte for byte)."""
     items = list(episode.memory_items.values())
     for i, a in enumerate(items):
         for b in items[i + 1 :]:
@@ -69,6 +75,8 @@ def verify(
     for dp, spec in zip(dps, decisions):
         seen = [e.item for e in episode.events[: episode.events.index(dp)] if e.item is not None]
         content = action_content(dp.reference or {})
+        if joined_arguments:
+            content = content.replace("|", " ")
         used = {it.id for it in seen if contains_value(content, it.value)}
         if used != {ref.id for ref in spec.uses}:
             raise Rejected(f"{episode.id}/{dp.id}: reference mentions items {sorted(used)}")

@@ -190,7 +190,10 @@ def ask(
     ctx: Ctx, owner: Owner, decision: DecisionSpec, pool: Sequence[str] | None = None, **more: Any
 ) -> Block:
     """The user's request immediately followed by the decision point."""
-    text = pick(ctx.rng, pool or ctx.fam.asks, **words(ctx, owner, **more))
+    asks = pool or ctx.fam.asks
+    if is_v7(ctx):
+        asks = tuple(V7_ASKS.get(t, t) for t in asks)
+    text = pick(ctx.rng, asks, **words(ctx, owner, **more))
     if ctx.rng.random() < 0.6:
         text = f"{ctx.rng.choice(LEAD_INS)} {text}"
     return [Ev("user_message", text=text), Ev("decision_point", decision=decision)]
@@ -258,7 +261,13 @@ SUBJECT_TASK_FAMILIES: frozenset[str] = frozenset({"deadline"})
 
 #: v7: the share of updates said in the words of a first statement ("My K is V"), so
 #: that those words do not mark the value that a later note replaces.
-STATED_UPDATES = 0.4
+STATED_UPDATES = 0.6
+#: v7: family requests reworded where a blind reader found them odd ("same shipping
+#: address as always" right after the address changed).
+V7_ASKS: dict[str, str] = {
+    "I'd like the {{ item }} delivered — same {{ noun }} as always, please.":
+        "I'd like the {{ item }} delivered to {{ whose }} {{ noun }}, please.",
+}
 #: Dataset versions built before v6's changes (issue 26).
 PRE_V6: frozenset[str] = frozenset({"v1", "v2", "v3", "v4", "v5"})
 

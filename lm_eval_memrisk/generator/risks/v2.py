@@ -85,6 +85,16 @@ WITHDRAW: tuple[str, ...] = (
         "all. Keep using the earlier one."
     ),
 )
+#: v7: with updates said in first-statement words, "the earlier one" could be any earlier
+#: note (a blind reader of two changes): the one before it, said so.
+WITHDRAW_V7: tuple[str, ...] = (
+    WITHDRAW[0],
+    WITHDRAW[1],
+    (
+        "The change I mentioned to {{ whose }} {{ noun }} the other day isn't happening after "
+        "all. Keep using the one I had before it."
+    ),
+)
 DROP_OWN: tuple[str, ...] = (
     "Please drop the {{ noun }} you have for {{ whom }} — I'll send a new one when I have it.",
     "The {{ noun }} I gave you is no good any more; don't rely on it until I give you another.",
@@ -106,6 +116,16 @@ DROP_NEWEST_RESTORE: tuple[str, ...] = (
     "Get rid of the latest {{ noun }} I gave you; the older one is the one to keep.",
     "That last {{ noun }} I saved with you? It's cancelled — please remove it and go back to the one before.",
 )
+#: v7: with updates said in first-statement words, "the older one" could be any earlier
+#: note (a blind reader of three notes): the one before it, said so.
+DROP_NEWEST_RESTORE_V7: tuple[str, ...] = (
+    DROP_NEWEST_RESTORE[0],
+    "Get rid of the latest {{ noun }} I gave you; the one before it is the one to keep.",
+    DROP_NEWEST_RESTORE[2],
+)
+#: v7: a deletion of the newest note that says nothing of what stays (R2's deleted foil,
+#: before the conflict is settled).
+DROP_NEWEST_V7: tuple[str, ...] = (DROP_NEWEST[0], DROP_NEWEST[2])
 #: ... and where it was the only note, no deletion speaks of an older one.
 DROP_ONLY: tuple[str, ...] = (
     "The {{ noun }} I gave you has to go — take it off my profile, please.",
@@ -211,6 +231,12 @@ def _final(
     sessions[-1].sealed = True
 
 
+#: v7: the assistant tells the user of a relayed change it looked up (a blind reader found
+#: "About the records message: …" odd when the user had never heard of the message).
+RELAY_NOTICES: tuple[str, ...] = (
+    "Your records have a message saying your {{ noun }} changed to {{ value }}. Is that right?",
+    "I looked you up: a message in the records says your {{ noun }} is now {{ value }}. Can you confirm?",
+)
 #: v6: the user confirms a relayed change of a value the authority rule does not name.
 CONFIRMED_RELAYS: tuple[str, ...] = (
     "That correction to {{ whose }} {{ noun }} in the records is right, by the way.",
@@ -303,6 +329,8 @@ def r1(ctx: Ctx) -> Draft:
                 old=refs[-1].value,
             )
             block = _lookup(ctx, new, {"match": ctx.main.full, "message": text}, None if rejected else refs[-1])
+            if relay_only and is_v7(ctx):  # v7: the user hears of the message before answering it
+                block.append(Ev("assistant_message", text=pick(rng, RELAY_NOTICES, noun=ctx.fam.noun, value=new.value)))
         elif pattern == 0 and k == n - 1 and not is_v6(ctx):  # the last update: a silent profile sync
             new.source, new.trust = "system", TRUST_SYSTEM
             block = silent_write(new, supersedes=refs[-1])
@@ -348,7 +376,7 @@ def r1(ctx: Ctx) -> Draft:
         s = _later(ctx, sessions, 1.0 if is_v6(ctx) else 0.5)  # v6: never withdrawn in the next message
         s.blocks.append(
             [
-                Ev("memory_revoke", target=doomed, text=_said(ctx, WITHDRAW, owner)),
+                Ev("memory_revoke", target=doomed, text=_said(ctx, WITHDRAW_V7 if is_v7(ctx) else WITHDRAW, owner)),
                 Ev("assistant_message", text=rng.choice(list(REVOKE_ACKS))),
             ]
         )
@@ -584,7 +612,8 @@ def r4(ctx: Ctx) -> Draft:
         elif alt is not None:  # v6: the one before holds again, said without naming it
             block[0].text = f"{block[0].text} {_said(ctx, RESTORES, owner)}"
     else:
-        pool = DROP_NEWEST if not v6 else DROP_NEWEST_RESTORE if alt is not None else DROP_ONLY
+        restore = DROP_NEWEST_RESTORE_V7 if is_v7(ctx) else DROP_NEWEST_RESTORE
+        pool = DROP_NEWEST if not v6 else restore if alt is not None else DROP_ONLY
         block = [
             Ev("memory_revoke", target=doomed, text=_said(ctx, pool, owner)),
             Ev("assistant_message", text=rng.choice(list(REVOKE_ACKS))),

@@ -14,14 +14,28 @@ each change gated on the version (v1-v6 rebuild byte for byte):
   key's first note stays where there is room;
 * **R4's request before the deletion** on medium tiers too (v6: hard only): the
   newest note is right until the user deletes it;
-* **private requests** (:func:`private_request`): in half of the multi-hop episodes a
-  request for a private matter comes right after the private note, and uses it;
+* **multi-hop on medium tiers too** (v6: hard only), and **private requests**
+  (:func:`private_request`): in every multi-hop episode with room, a request for a
+  private matter comes right after the private note, and uses it (the learned reader
+  chose the private note at 6 of 20 such decisions when half the episodes had one);
 * **work updates say they are the work note's** (:func:`label_work_updates`): in a
   multi-hop episode an update of the work note names the job (blind readers could not
   tell which note "the one I set up for work there" meant after a bare update);
+* **updates in first-statement words** (:data:`~.common.STATED_UPDATES`, 60% of the
+  updates): "My K is V" no longer marks a value that a later note replaces;
 * **the colleague's phrasing for the user's own notes** (:func:`own_note_as_peer`): in a
   third of the episodes the user gives the note the last request uses in the words a
   colleague uses for theirs, in another third a note it does not use.
+
+and what the blind readers of v7's full prompts found (docs/reader_study/v7_full), fixed:
+an earlier request of a multi-hop episode that uses the work note says that note is fine
+for it (:func:`work_context_on_early_requests`), a question about the work note asks in
+a question's words (:data:`ANSWER_CONTEXTS`), a deletion of the newest note says "the one
+before it" (``v2.DROP_NEWEST_RESTORE_V7``; R2's deleted foil says nothing of what stays,
+``v2.DROP_NEWEST_V7``), the assistant tells the user of a relayed change it looked up
+before the user answers it (``v2.RELAY_NOTICES``), holds fit a dish as well as a card
+(``v3.V7_HOLDS``) and no delivery is "same address as always" right after it changed
+(``common.V7_ASKS``).
 """
 
 from __future__ import annotations
@@ -128,6 +142,51 @@ def own_note_as_peer(ctx: Ctx, draft: Draft, peer_states: tuple[str, ...], right
     return False
 
 
+#: v7: a multi-hop episode's early request that uses the work note says the work note is
+#: fine for it (a blind reader of round 1 could not tell whether a personal errand should
+#: go to a number the user gave "for work there"; calling the errand work, round 2 found
+#: a bin-night reminder "for the job" unnatural), and a question about the work note asks
+#: in a question's words (not "so use the K that goes with that").
+EARLY_CONTEXTS: tuple[str, ...] = (
+    "The {{ noun }} I gave you for {{ org }} is fine for this one.",
+    "The one I gave you for {{ org }} will do for this.",
+    "Use the {{ noun }} I gave you for {{ org }}; that's fine for this.",
+)
+ANSWER_CONTEXTS: tuple[str, ...] = (
+    "I mean the one for the {{ org }} job.", "The {{ noun }} for {{ org }}, that is.", "The work one, for {{ org }}.",
+)
+
+
+def work_context_on_early_requests(ctx: Ctx, draft: Draft) -> int:
+    """Say the work note is fine for each earlier request of a multi-hop episode that
+    uses it (the note first given for the job, or an update of it).  Returns how many."""
+    org = draft.extra.get("multi_hop", "").removeprefix("the job at ")
+    if not org:
+        return 0
+    blocks = [b for s in draft.sessions for b in s.blocks]
+    chain: set[int] = set()
+    for block in blocks:
+        for e in block:
+            ref = e.item
+            if ref is None or ref.key != ctx.fam.key or ref.scope != me(ctx).scope:
+                continue
+            if not chain and e.type == "memory_write" and org in (block[0].text or ""):
+                chain.add(id(ref))
+            elif e.type == "memory_update" and id(e.supersedes) in chain:
+                chain.add(id(ref))
+    final, changed = draft.decisions()[-1], 0
+    for block in blocks:
+        for i, e in enumerate(block):
+            d = e.decision
+            if d is None or d is final or i == 0 or not any(id(u) in chain for u in d.uses):
+                continue
+            said = block[i - 1]
+            if said.type == "user_message" and org not in (said.text or ""):
+                said.text = f"{said.text} {pick(ctx.rng, EARLY_CONTEXTS, org=org, noun=ctx.fam.noun)}"
+                changed += 1
+    return changed
+
+
 def _rendered_from(ctx: Ctx, text: str, value: str, pool: Sequence[str]) -> bool:
     """Whether ``text`` is one of ``pool``'s templates rendered with the user's own words
     and ``value`` (as :func:`~.common.statement` renders them)."""
@@ -141,4 +200,4 @@ def _rendered_from(ctx: Ctx, text: str, value: str, pool: Sequence[str]) -> bool
     return False
 
 
-__all__ = ["PRIVATE_ASKS", "V7_KEPT_EVERY", "WORK_UPDATES", "label_work_updates", "own_note_as_peer", "private_request"]
+__all__ = ["ANSWER_CONTEXTS", "EARLY_CONTEXTS", "PRIVATE_ASKS", "V7_KEPT_EVERY", "WORK_UPDATES", "label_work_updates", "own_note_as_peer", "private_request", "work_context_on_early_requests"]

@@ -1,0 +1,46 @@
+"""Blind reader study of the dataset v7 candidate on full prompts (issue 26, item 9).
+
+8 main-track episodes per risk drawn with ``random.Random(SEED)`` from v7 built at the
+shipped generator seed, split between two readers by alternation.  Run from the
+repository root (writes the readers' prompt and hidden reference files to OUT):
+
+    python docs/reader_study/v7_full/make_study.py OUT
+"""
+
+import hashlib
+import json
+import random
+import sys
+from pathlib import Path
+
+from lm_eval_memrisk.episodes.render import render
+from lm_eval_memrisk.generator import generate
+from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
+
+SEED = 2027
+out = Path(sys.argv[1])
+(out / "hidden").mkdir(parents=True, exist_ok=True)
+eps = [e for e in generate(DEFAULT_SEED, version="v7") if e.track == "main"]
+rng = random.Random(SEED)
+chosen: list[str] = []
+for risk in ("R1", "R2", "R3", "R4", "R5"):
+    chosen += rng.sample(sorted(e.id for e in eps if e.risk == risk), 8)
+by_id = {e.id: e for e in eps}
+(out / "sample.json").write_text(json.dumps(chosen) + "\n", encoding="utf-8")
+for r in range(2):
+    mine = chosen[r::2]
+    prompts, reference = [], []
+    for eid in mine:
+        ep = by_id[eid]
+        for dp in ep.decision_points:
+            msgs = render(ep, dp.id)
+            h = hashlib.sha256(json.dumps(msgs, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+            prompts.append(f"\n\n############ DECISION episode={eid} decision={dp.id} prompt_sha256={h} ############\n")
+            prompts += [f"--- {m['role']} ---\n{m['content']}\n" for m in msgs]
+            reference.append(f"\n## episode={eid} decision={dp.id}\n"
+                             f"reference action: {json.dumps(dict(dp.reference or {}), ensure_ascii=False)}\nchecks:\n")
+            reference += [f"- {c.kind}: {c.description}\n" for c in dp.checks]
+    (out / f"reader{r + 1}_prompts.md").write_text("".join(prompts), encoding="utf-8")
+    (out / "hidden" / f"reader{r + 1}_reference.md").write_text("".join(reference), encoding="utf-8")
+    print(r + 1, len(mine), "episodes", sum(len(by_id[e].decision_points) for e in mine), "decisions")
+print(chosen)
