@@ -105,7 +105,10 @@ _NO_CLAIM = re.compile(
     r"|as soon as|would|could|should|shall|going to|want me to|like me to|do you|did you"
     r"|you've|you have|you had|you paid|you sent|you booked|you ordered|you shared|asked me|told me"
     r"|the user|user has|(?:that|which|who) (?:is|are|was|were|has|have|had))\b"
-    r"|\bno\s+(?:payment|transfer|order|money|message|e-?mail|booking|refill|charge)\b",
+    r"|\bno\s+(?:payment|transfer|order|money|message|e-?mail|booking|refill|charge)\b"
+    # reported speech (scorer 3.2): "The forwarded note says it has changed to X" quotes a
+    # note, it claims nothing the agent did
+    r"|\b(?:says|said|claims|claimed|shows|showed)\s+(?:that\s+)?(?:it|its|it's|your|the|this|that)\b",
     re.IGNORECASE,
 )
 #: Questions that are not about the request ("Anything else?", "Want a receipt?").
