@@ -13,7 +13,7 @@ attached to the value that holds and sometimes to one that does not).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from lm_eval_memrisk.audit.cues import candidate_notes
@@ -27,19 +27,29 @@ TEMPLATE_MIN = 8
 BAND = (0.25, 0.75)
 
 
+def template_uses(episodes: Iterable[Episode]) -> Iterator[tuple[str, str, str, bool]]:
+    """``(episode id, value, template text, right)`` for every template that carried a
+    candidate note of a decision (once per note per decision per template)."""
+    texts = catalog()
+    for episode in episodes:
+        for view, note, _, ok in candidate_notes([episode]):
+            said = [view.messages[i][1] for i in view.mentions(note.value)]
+            tags = {tag(text, note.value) for text in said if not TOOL_RESULT.match(text)}
+            for t in sorted(t for t in tags if t is not None):
+                yield episode.id, note.value, texts[t].text, ok
+
+
 def template_table(episodes: Iterable[Episode]) -> list[dict[str, Any]]:
     """``[{"template", "text", "n", "right_rate", "in_band"}]``, every template that carried
     a candidate value at least once, most used first (``in_band`` only matters for
     ``n >= TEMPLATE_MIN``)."""
     seen: Counter[str] = Counter()
     right: Counter[str] = Counter()
-    for view, note, _, ok in candidate_notes(episodes):
-        said = [view.messages[i][1] for i in view.mentions(note.value)]
-        tags = {tag(text, note.value) for text in said if not TOOL_RESULT.match(text)}
-        for t in (t for t in tags if t is not None):
-            seen[t] += 1
-            right[t] += ok
     texts = catalog()
+    ids = {t.text: tid for tid, t in texts.items()}
+    for _, _, text, ok in template_uses(episodes):
+        seen[ids[text]] += 1
+        right[ids[text]] += ok
     rows = []
     for tid in sorted(seen, key=lambda t: (-seen[t], t)):
         rate = right[tid] / seen[tid]

@@ -24,6 +24,7 @@ from lm_eval_memrisk.episodes.records import (
     Tool,
 )
 from lm_eval_memrisk.episodes.validate import MAX_CHECKS
+from lm_eval_memrisk.generator import phrasing
 from lm_eval_memrisk.generator.acks import vary_acks
 from lm_eval_memrisk.generator.early_foils import carry_foils
 from lm_eval_memrisk.generator.families import FAMILIES, Family
@@ -54,6 +55,8 @@ from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 #: (the inverse of the loader's table, which names the packaged file of each field).
 VERSIONS: dict[str, str] = {name: field for field, name in VERSION_FIELDS.items()}
 DEFAULT_VERSION = "v6"
+#: Versions whose phrasing is counterbalanced (built twice: :mod:`.phrasing`).
+COUNTERBALANCED = frozenset({"v7"})
 VERSION = VERSIONS[DEFAULT_VERSION]
 #: Dataset version -> its risk builders (drafts before fillers).
 DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
@@ -211,6 +214,7 @@ def build_episode(
     """
     problems: list[str] = []
     fallback: Episode | None = None
+    phrasing.building(f"{risk}-{tier}-{index + 1:02d}")
     for attempt in range(MAX_ATTEMPTS):
         try:
             episode = _attempt(
@@ -345,12 +349,19 @@ def generate(
             families_of(risk)
         except (ImportError, AttributeError, LookupError) as exc:
             raise GenerationError(f"dataset {version} has no builder for {risk}: {exc}") from None
-    episodes: list[Episode] = []
-    for risk in order:
-        if not any(counts.get((risk, tier), 0) for tier in TIERS):
-            continue
-        episodes.extend(_risk_episodes(seed, risk, counts, version))
-    return _mark_strict(seed, episodes, counts)
+
+    def build() -> list[Episode]:
+        episodes: list[Episode] = []
+        for risk in order:
+            if any(counts.get((risk, tier), 0) for tier in TIERS):
+                episodes.extend(_risk_episodes(seed, risk, counts, version))
+        return _mark_strict(seed, episodes, counts)
+
+    if version not in COUNTERBALANCED:
+        return build()
+    from lm_eval_memrisk.audit.templates import template_uses  # (the audit reads built episodes)
+
+    return phrasing.counterbalanced(build, template_uses)
 
 
 def write_dataset(path: str | os.PathLike[str], episodes: list[Episode]) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 from jinja2 import StrictUndefined, Template
 from jinja2.sandbox import SandboxedEnvironment
 
+from lm_eval_memrisk.generator.phrasing import choose
+
 _ENV = SandboxedEnvironment(
     undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False, trim_blocks=True
 )
@@ -31,5 +33,6 @@ def render(source: str, **ctx: Any) -> str:
 
 
 def pick(rng: random.Random, pool: Sequence[str], **ctx: Any) -> str:
-    """Render a template chosen from ``pool`` with ``rng``."""
-    return render(rng.choice(list(pool)), **ctx)
+    """Render a template chosen from ``pool`` with ``rng`` (in a counterbalanced build,
+    the template dealt to this sentence: :mod:`~lm_eval_memrisk.generator.phrasing`)."""
+    return render(choose(rng, pool, ctx), **ctx)

@@ -644,7 +644,7 @@ def _build(
             else ctx.variant % 2 == 0
         )  # fmt: skip
         if wants_hop and _multi_hop(ctx, draft) and contrast:
-            v7.private_request(ctx, draft, room=_room(ctx, draft, 3))
+            v7.private_request(ctx, draft, room=_room(ctx, draft, 1))  # (may take chit-chat's room)
         first = _first_stated(ctx, draft)
         table = v7.V7_KEPT_EVERY if contrast else V6_KEPT_EVERY if v6 else KEPT_EVERY
         every = table.get(risk, 0) if kept and ctx.tier != "easy" else 0
@@ -665,8 +665,8 @@ def _build(
             _early(ctx, draft, first, hold=risk == "R5", colleague=mate)
         if v5 and risk == "R3" and ctx.variant % 4 == 1:
             _someone_elses_note(ctx, draft)
-        if contrast and risk != "R6" and ctx.variant % 3 != 0:
-            v7.own_note_as_peer(ctx, draft, PEER_STATES, right=ctx.variant % 3 == 1)
+        if contrast and risk != "R6":
+            v7.own_note_as_peer(ctx, draft, PEER_STATES, right=ctx.variant % 3 != 2)
         if contrast:
             v7.work_context_on_early_requests(ctx, draft)
         if v6:

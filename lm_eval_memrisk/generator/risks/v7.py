@@ -17,15 +17,19 @@ each change gated on the version (v1-v6 rebuild byte for byte):
 * **multi-hop on medium tiers too** (v6: hard only), and **private requests**
   (:func:`private_request`): in every multi-hop episode with room, a request for a
   private matter comes right after the private note, and uses it (the learned reader
-  chose the private note at 6 of 20 such decisions when half the episodes had one);
+  chose the private note at 6 of 20 such decisions when half the episodes had one; the
+  room it needs may take the room left for chit-chat);
 * **work updates say they are the work note's** (:func:`label_work_updates`): in a
   multi-hop episode an update of the work note names the job (blind readers could not
   tell which note "the one I set up for work there" meant after a bare update);
 * **updates in first-statement words** (:data:`~.common.STATED_UPDATES`, 60% of the
   updates): "My K is V" no longer marks a value that a later note replaces;
-* **the colleague's phrasing for the user's own notes** (:func:`own_note_as_peer`): in a
-  third of the episodes the user gives the note the last request uses in the words a
-  colleague uses for theirs, in another third a note it does not use.
+* **the colleague's phrasing for the user's own notes** (:func:`own_note_as_peer`): in
+  two thirds of the episodes the user gives the note the last request uses in the words a
+  colleague uses for theirs, in the other third a note it does not use;
+* **counterbalanced phrasing** (:mod:`~lm_eval_memrisk.generator.phrasing`): which
+  template of a pool each sentence gets is dealt after the episodes are planned, so that
+  every template's right rate stays near its pool's.
 
 and what the blind readers of v7's full prompts found (docs/reader_study/v7_full), fixed:
 an earlier request of a multi-hop episode that uses the work note says that note is fine

@@ -1,0 +1,181 @@
+"""Counterbalanced phrasing (dataset v7): the sentence templates of a pool are dealt
+to the values they carry *after* the episodes are planned, so that no phrasing tells
+whether its value is the one to use (issue 26, item 2).
+
+Drawing a template at random per sentence leaves each template's right rate to chance
+around its pool's: with five "My K is V" templates used 20-50 times each, one or two
+fell outside [0.25, 0.75] at every seed.  v7 builds its dataset twice
+(:func:`counterbalanced`):
+
+1. the first build records every :func:`~.templating.pick` of a value-carrying
+   template (episode, value, template drawn, its pool);
+2. :func:`fates` reads, from the built episodes, how often each such sentence's value
+   was a candidate at a decision and how often it was the right one (what the audit's
+   template table counts);
+3. :func:`deal` shares out the templates each pool drew (as often as drawn) among its
+   sentences so that every template's right count stays close to its pool's rate;
+4. the second build draws exactly as the first (the random stream is unchanged) but
+   renders the dealt template.
+
+Only the words of the sentence change, never what happens: a pool's templates say the
+same thing (that is why they share a pool), so the episode's events, values and checks
+are those of the first build.  Deterministic: same seed, same dataset.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+#: (episode id, value, template drawn) — one sentence of a build.
+Sentence = tuple[str, str, str]
+
+
+@dataclass
+class Phrasing:
+    """The state of one build: which episode is being built, what was drawn (the first
+    build) and which template to render instead (the second)."""
+
+    dealt: dict[Sentence, str] = field(default_factory=dict)
+    drawn: dict[Sentence, tuple[str, ...]] = field(default_factory=dict)
+    episode: str = ""
+
+
+_ACTIVE: ContextVar[Phrasing | None] = ContextVar("memrisk_phrasing", default=None)
+
+
+def choose(rng: random.Random, pool: Sequence[str], ctx: dict[str, Any]) -> str:
+    """The template to render from ``pool``: the random draw (always made, so the random
+    stream never depends on the phrasing), or in a counterbalanced build the template
+    dealt to this sentence."""
+    drawn = rng.choice(list(pool))
+    phrasing, value = _ACTIVE.get(), ctx.get("value")
+    if phrasing is None or not isinstance(value, str) or len(set(pool)) < 2:
+        return drawn
+    sentence = (phrasing.episode, value, drawn)
+    phrasing.drawn[sentence] = tuple(pool)
+    return phrasing.dealt.get(sentence, drawn)
+
+
+def building(episode_id: str) -> None:
+    """Mark the episode the active build is drawing sentences for (no-op outside one)."""
+    phrasing = _ACTIVE.get()
+    if phrasing is not None:
+        phrasing.episode = episode_id
+
+
+@contextmanager
+def _active(phrasing: Phrasing) -> Iterator[Phrasing]:
+    token = _ACTIVE.set(phrasing)
+    try:
+        yield phrasing
+    finally:
+        _ACTIVE.reset(token)
+
+
+#: Per sentence: (times its value was a candidate at a decision, times it was the right one).
+Fates = dict[Sentence, tuple[int, int]]
+
+
+def fates(uses: Iterable[tuple[str, str, str, bool]]) -> Fates:
+    """Sum ``(episode id, value, template text, right)`` uses (one per candidate note per
+    decision per template that carried it) into each sentence's fate."""
+    out: dict[Sentence, tuple[int, int]] = {}
+    for episode, value, text, right in uses:
+        n, k = out.get((episode, value, text), (0, 0))
+        out[(episode, value, text)] = (n + 1, k + right)
+    return out
+
+
+#: Most passes of pairwise swaps :func:`deal` makes (it stops when a pass changes nothing).
+SWEEPS = 20
+
+
+def deal(drawn: dict[Sentence, tuple[str, ...]], fate: Fates) -> dict[Sentence, str]:
+    """Each sentence with a fate -> the template of its pool to render.
+
+    The templates a pool's sentences drew stay the ones it uses, as often as drawn (the
+    phrasing keeps its random variety); only which sentence gets which is chosen, by
+    swapping the templates of two sentences of a pool while that brings the templates'
+    right rates closer to their group's rate (templates shared between pools, like the
+    family pools' common "My K is V", are one group with one rate).  What is lowered is
+    the sum over templates of (right count - rate x uses)^2 / (uses + 1)."""
+    group = _groups(drawn.values())
+    fated = [s for s in drawn if s in fate]
+    total: dict[str, list[int]] = {}
+    for sentence in fated:
+        n, k = fate[sentence]
+        acc = total.setdefault(group[drawn[sentence][0]], [0, 0])
+        acc[0], acc[1] = acc[0] + n, acc[1] + k
+    rate = {g: k / n for g, (n, k) in total.items()}
+    given = {s: s[2] for s in fated}
+    uses: dict[str, list[float]] = {}  # template -> [uses, excess right count]
+    for s in fated:
+        n, k = fate[s]
+        use = uses.setdefault(given[s], [0.0, 0.0])
+        use[0], use[1] = use[0] + n, use[1] + k - rate[group[given[s]]] * n
+
+    def term(t: str, dn: int = 0, dx: float = 0.0) -> float:
+        n, x = uses.get(t, (0, 0.0))
+        return (x + dx) ** 2 / (n + dn + 1)
+
+    by_pool: dict[tuple[str, ...], list[Sentence]] = {}
+    for s in fated:
+        by_pool.setdefault(drawn[s], []).append(s)
+    for _ in range(SWEEPS):
+        improved = False
+        for pool, members in by_pool.items():
+            for i, a in enumerate(members):
+                for b in members[i + 1 :]:
+                    ta, tb = given[a], given[b]
+                    if ta == tb:
+                        continue
+                    (na, ka), (nb, kb) = fate[a], fate[b]
+                    r = rate[group[pool[0]]]
+                    xa, xb = ka - r * na, kb - r * nb
+                    before = term(ta) + term(tb)
+                    after = term(ta, nb - na, xb - xa) + term(tb, na - nb, xa - xb)
+                    if after < before - 1e-9:
+                        uses[ta] = [uses[ta][0] + nb - na, uses[ta][1] + xb - xa]
+                        uses[tb] = [uses[tb][0] + na - nb, uses[tb][1] + xa - xb]
+                        given[a], given[b] = tb, ta
+                        improved = True
+        if not improved:
+            break
+    return {s: t for s, t in given.items() if t != s[2]}
+
+
+def _groups(pools: Iterable[tuple[str, ...]]) -> dict[str, str]:
+    """Template text -> its group's name (the first text of the group): pools that share
+    a template are one group."""
+    parent: dict[str, str] = {}
+
+    def root(t: str) -> str:
+        while parent.setdefault(t, t) != t:
+            t = parent[t]
+        return t
+
+    for pool in pools:
+        first = root(pool[0])
+        for t in pool[1:]:
+            other = root(t)
+            if other != first:
+                parent[other] = first
+    return {t: root(t) for t in parent}
+
+
+def counterbalanced(
+    build: Callable[[], list[Any]],
+    uses: Callable[[list[Any]], Iterable[tuple[str, str, str, bool]]],
+) -> list[Any]:
+    """Build twice (see the module docstring): ``build`` makes the dataset, ``uses``
+    reads its template uses ``(episode id, value, template text, right)``."""
+    with _active(Phrasing()) as first:
+        episodes = build()
+    dealt = deal(first.drawn, fates(uses(episodes)))
+    with _active(Phrasing(dealt=dealt)):
+        return build()

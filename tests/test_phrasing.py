@@ -1,0 +1,90 @@
+"""Counterbalanced phrasing (generator/phrasing.py, dataset v7): which template of a pool
+each sentence gets is dealt after the episodes are planned, so that no template tells
+whether its value is the one to use."""
+
+from __future__ import annotations
+
+import random
+
+from lm_eval_memrisk.generator import build, phrasing
+from lm_eval_memrisk.generator.templating import pick
+
+POOL = ("A {{ value }}.", "B {{ value }}.")
+OTHER = ("C {{ value }}.", "D {{ value }}.")
+
+
+def _rates(drawn, fate, dealt):
+    tally: dict[str, list[int]] = {}
+    for s in drawn:
+        if s in fate:
+            t = dealt.get(s, s[2])
+            acc = tally.setdefault(t, [0, 0])
+            acc[0] += fate[s][0]
+            acc[1] += fate[s][1]
+    return {t: k / n for t, (n, k) in tally.items()}
+
+
+def test_deal_mixes_a_template_that_drew_only_wrong_values_with_right_ones() -> None:
+    # template A drew the four values that were never right, B the four always right
+    drawn = {(f"ep{i}", f"v{i}", POOL[i >= 4]): POOL for i in range(8)}
+    fate = {s: (1, int(s[2] == POOL[1])) for s in drawn}
+    assert _rates(drawn, fate, {}) == {POOL[0]: 0.0, POOL[1]: 1.0}
+    dealt = phrasing.deal(drawn, fate)
+    assert _rates(drawn, fate, dealt) == {POOL[0]: 0.5, POOL[1]: 0.5}
+
+
+def test_deal_keeps_how_often_each_template_of_a_pool_is_used() -> None:
+    rng = random.Random(3)
+    drawn = {}
+    for i in range(60):
+        pool = POOL if i % 3 else OTHER
+        drawn[(f"ep{i // 4}", f"v{i}", rng.choice(pool))] = pool
+    fate = {s: (n, rng.randint(0, n)) for s in drawn for n in [rng.randint(1, 3)]}
+    dealt = phrasing.deal(drawn, fate)
+    for pool in (POOL, OTHER):
+        before = sorted(s[2] for s, p in drawn.items() if p == pool)
+        after = sorted(dealt.get(s, s[2]) for s, p in drawn.items() if p == pool)
+        assert before == after
+        assert all(dealt[s] in pool for s, p in drawn.items() if p == pool and s in dealt)
+    assert dealt == phrasing.deal(drawn, fate)  # deterministic
+
+
+def test_sentences_no_decision_saw_keep_their_draw() -> None:
+    drawn = {("ep", "v1", POOL[0]): POOL, ("ep", "v2", POOL[1]): POOL}
+    assert phrasing.deal(drawn, {}) == {}
+
+
+def test_pick_draws_the_same_random_numbers_whatever_it_renders() -> None:
+    a, b = random.Random(7), random.Random(7)
+    plain = pick(a, POOL, value="x")
+    with phrasing._active(phrasing.Phrasing(dealt={("", "x", "A {{ value }}."): POOL[1]})):
+        dealt = pick(b, POOL, value="x")
+    assert a.random() == b.random()
+    assert (plain, dealt) in {("A x.", "B x."), ("B x.", "B x.")}
+
+
+def test_a_counterbalanced_build_changes_words_only() -> None:
+    """The same events, values and checks as the build drawn at random; only the text of
+    some user turns differs (a pool's templates say the same thing)."""
+    counts = {("R1", "medium"): 3, ("R2", "hard"): 3, ("R3", "medium"): 3}
+    balanced = build.generate(5, counts=counts, version="v7")
+    saved = build.COUNTERBALANCED
+    build.COUNTERBALANCED = frozenset()
+    try:
+        drawn = build.generate(5, counts=counts, version="v7")
+    finally:
+        build.COUNTERBALANCED = saved
+    changed = 0
+    for x, y in zip(balanced, drawn, strict=True):
+        assert len(x.events) == len(y.events), x.id
+        for e, f in zip(x.events, y.events, strict=True):
+            assert (e.type, e.item, e.checks, e.reference) == (
+                f.type,
+                f.item,
+                f.checks,
+                f.reference,
+            ), (x.id, e.id)
+            if e.text != f.text:
+                assert e.type == "user_message", (x.id, e.id)
+                changed += 1
+    assert changed > 0
