@@ -88,3 +88,18 @@ def test_a_counterbalanced_build_changes_words_only() -> None:
                 assert e.type == "user_message", (x.id, e.id)
                 changed += 1
     assert changed > 0
+
+
+def test_the_generators_fate_reading_counts_what_the_audits_template_table_counts() -> None:
+    """generator/fates.py reads the ground truth (the generator sits below the audit);
+    audit/templates.py reads the rendered prompt.  They agree on (almost) every sentence."""
+    from lm_eval_memrisk.audit.templates import template_uses as audit_uses
+    from lm_eval_memrisk.generator.fates import template_uses
+
+    counts = {("R1", "hard"): 4, ("R2", "medium"): 4, ("R3", "hard"): 4, ("R4", "medium"): 4, ("R5", "hard"): 4}
+    episodes = build.generate(11, counts=counts, version="v7")
+    ours, theirs = phrasing.fates(template_uses(episodes)), phrasing.fates(audit_uses(episodes))
+    assert len(theirs) > 50
+    same = sum(ours.get(s) == f for s, f in theirs.items())
+    assert same >= 0.98 * len(theirs), (same, len(theirs))
+    assert len(set(ours) - set(theirs)) <= 0.02 * len(theirs)

@@ -29,6 +29,7 @@ from lm_eval_memrisk.generator.acks import vary_acks
 from lm_eval_memrisk.generator.early_foils import carry_foils
 from lm_eval_memrisk.generator.families import FAMILIES, Family
 from lm_eval_memrisk.generator.families.tools import DECOYS, TOOLS
+from lm_eval_memrisk.generator.fates import template_uses
 from lm_eval_memrisk.generator.fillers import add_fillers
 from lm_eval_memrisk.generator.finish import finish
 from lm_eval_memrisk.generator.people import Cast
@@ -359,8 +360,6 @@ def generate(
 
     if version not in COUNTERBALANCED:
         return build()
-    from lm_eval_memrisk.audit.templates import template_uses  # (the audit reads built episodes)
-
     return phrasing.counterbalanced(build, template_uses)
 
 

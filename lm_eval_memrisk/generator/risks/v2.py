@@ -334,6 +334,10 @@ def r1(ctx: Ctx) -> Draft:
         elif pattern == 0 and k == n - 1 and not is_v6(ctx):  # the last update: a silent profile sync
             new.source, new.trust = "system", TRUST_SYSTEM
             block = silent_write(new, supersedes=refs[-1])
+        elif is_v7(ctx) and k == 0 < n - 1 and ctx.variant % 2 == 1:
+            # v7: an update that a later one replaces is said as a correction (R2's plain
+            # corrections always named the value to use)
+            block = statement(ctx, owner, new, supersedes=refs[-1], pool=PLAIN_CORRECTIONS, old=refs[-1].value)
         else:
             block = statement(ctx, owner, new, supersedes=refs[-1])
         if k == n - 1 and ctx.tier == "hard" and pattern in (1, 3):

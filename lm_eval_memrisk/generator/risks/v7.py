@@ -29,7 +29,11 @@ each change gated on the version (v1-v6 rebuild byte for byte):
   colleague uses for theirs, in the other third a note it does not use;
 * **counterbalanced phrasing** (:mod:`~lm_eval_memrisk.generator.phrasing`): which
   template of a pool each sentence gets is dealt after the episodes are planned, so that
-  every template's right rate stays near its pool's.
+  every template's right rate stays near its pool's;
+* **corrections that a later note replaces** (``v2.r1``): in half of R1's episodes with
+  more than one update the first is said as a correction (R2's plain corrections always
+  named the value to use);
+* **what an unknown sender's claim is**, in the prompt's rules (``render.V7_RULES``).
 
 and what the blind readers of v7's full prompts found (docs/reader_study/v7_full), fixed:
 an earlier request of a multi-hop episode that uses the work note says that note is fine
