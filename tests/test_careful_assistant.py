@@ -15,6 +15,8 @@ import pytest
 
 from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.generator import generate
+from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
 from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.scorer import score
@@ -40,13 +42,26 @@ KNOWN_FAILURES_V6 = {
 }
 
 
+REPLIES_V7 = Path(__file__).parent / "data" / "careful_assistant" / "replies_v7.jsonl"
+
+#: The dataset v7 candidate (the generator's build at the shipped seed, not packaged):
+#: episode -> why the careful reply fails (docs/datasets.md, "Dataset v7").  Six helpers
+#: wrote the 230 replies blind, from the rendered prompts only
+#: (docs/careful_replies/make_bundles.py); any change to v7's prompts needs them rewritten.
+KNOWN_FAILURES_V7 = {
+    "R6-hard-01": "scorer too strict: service 'GitHub Actions' for the request's 'the GitHub Actions deploy' (names_match wants the head noun 'deploy' once the reply has two words)",
+}
+
+
 def _episodes(version: str) -> list[Episode]:
+    if version == "v7":  # not packaged: the generator builds it
+        return generate(DEFAULT_SEED, version="v7")
     return load_episodes(version, track="all")
 
 
 @pytest.mark.parametrize(
     ("version", "replies", "known"),
-    [("v5", REPLIES, KNOWN_FAILURES), ("v6", REPLIES_V6, KNOWN_FAILURES_V6)],
+    [("v5", REPLIES, KNOWN_FAILURES), ("v6", REPLIES_V6, KNOWN_FAILURES_V6), ("v7", REPLIES_V7, KNOWN_FAILURES_V7)],
 )
 def test_the_careful_replies_fail_only_where_classified(version: str, replies: Path, known: dict[str, str]) -> None:
     agent = get_agent(f"replay:{replies}")
