@@ -10,20 +10,15 @@ from __future__ import annotations
 from lm_eval_memrisk.audit.learned import DEFAULT_TRAIN_SEED, reader, train
 from lm_eval_memrisk.audit.run import passes, tally
 from lm_eval_memrisk.episodes.records import Episode
-from lm_eval_memrisk.generator import build
+from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
 
 SEEDS = (DEFAULT_SEED, 1, 2, 3)
-KINDS = {"random": frozenset(), "counterbalanced": frozenset({"v7"})}
+KINDS = {"random": False, "counterbalanced": True}
 
 
 def built(seed: int, kind: str) -> list[Episode]:
-    saved = build.COUNTERBALANCED
-    build.COUNTERBALANCED = KINDS[kind]
-    try:
-        return build.generate(seed, version="v7")
-    finally:
-        build.COUNTERBALANCED = saved
+    return generate(seed, version="v7", counterbalance=KINDS[kind])
 
 
 def main() -> None:

@@ -330,11 +330,16 @@ def _mark_strict(seed: int, episodes: list[Episode], counts: Counts) -> list[Epi
 
 
 def generate(
-    seed: int = DEFAULT_SEED, counts: Counts | None = None, version: str = DEFAULT_VERSION
+    seed: int = DEFAULT_SEED,
+    counts: Counts | None = None,
+    version: str = DEFAULT_VERSION,
+    *,
+    counterbalance: bool = True,
 ) -> list[Episode]:
     """All episodes of dataset ``version`` (``v1``, ``v2`` or ``v3``) for ``counts`` (default:
     the shipped counts), main track first, then R6; each ordered by risk, tier (easy,
-    medium, hard) and index."""
+    medium, hard) and index.  ``counterbalance=False`` draws a :data:`COUNTERBALANCED`
+    version's phrasing at random instead (to measure what counterbalancing changes)."""
     if version not in VERSIONS:
         raise ValueError(
             f"unknown dataset version {version!r} (expected one of {sorted(VERSIONS)})"
@@ -358,7 +363,7 @@ def generate(
                 episodes.extend(_risk_episodes(seed, risk, counts, version))
         return _mark_strict(seed, episodes, counts)
 
-    if version not in COUNTERBALANCED:
+    if version not in COUNTERBALANCED or not counterbalance:
         return build()
     return phrasing.counterbalanced(build, template_uses)
 

@@ -4,14 +4,14 @@ was the right one.
 
 The same count as the audit's template table (``audit.templates``), read from the
 episode's ground truth instead of its rendered prompt (the generator sits below the
-audit): at each decision, the notes of the keys its naive action fills that are not
-deleted, each attributed to the template of every conversation message before the
-decision that names its value; right when the reference action names the value.
+audit): at each decision, the notes of the keys its naive action fills (each note once,
+deleted ones too: the audit's prompt shows them), each attributed to the template of
+every conversation message before the decision that names its value (tool results left
+out, as the audit leaves them out); right when the reference action names the value.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
 from lm_eval_memrisk.episodes.normalize import contains_value
@@ -19,12 +19,7 @@ from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.state import state_at
 from lm_eval_memrisk.generator.templates import catalog, tag
 from lm_eval_memrisk.generator.verify import action_content
-
-#: How the conversation shows a tool result (``state.message_text``): left out, as the
-#: audit leaves it out.
-TOOL_RESULT = "[tool result: "
-#: A memory slot of a naive action (``{{mem:KEY}}``).
-SLOT = re.compile(r"\{\{mem:([^{}]+)\}\}")
+from lm_eval_memrisk.running.agents import PLACEHOLDER
 
 
 def template_uses(episodes: Iterable[Episode]) -> Iterator[tuple[str, str, str, bool]]:
@@ -32,12 +27,13 @@ def template_uses(episodes: Iterable[Episode]) -> Iterator[tuple[str, str, str, 
     candidate note of a decision (once per note per decision per template)."""
     texts = catalog()
     for episode in episodes:
+        results = {e.id for e in episode.events if e.type == "tool_return"}
         for dp in episode.decision_points:
-            keys = set(SLOT.findall(str(dict(dp.naive or {}))))
+            keys = set(PLACEHOLDER.findall(str(dict(dp.naive or {}))))
             if not keys:
                 continue
             state = state_at(episode, dp.id)
-            said = [m.content for m in state.messages if not m.content.startswith(TOOL_RESULT)]
+            said = [m.content for m in state.messages if m.event_id not in results]
             content = action_content(dict(dp.reference or {}))
             for note in state.memory:
                 if note.key not in keys:

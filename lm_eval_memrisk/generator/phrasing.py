@@ -129,13 +129,13 @@ def deal(drawn: dict[Sentence, tuple[str, ...]], fate: Fates) -> dict[Sentence, 
     for _ in range(SWEEPS):
         improved = False
         for pool, members in by_pool.items():
+            r = rate[group[pool[0]]]
             for i, a in enumerate(members):
                 for b in members[i + 1 :]:
                     ta, tb = given[a], given[b]
                     if ta == tb:
                         continue
                     (na, ka), (nb, kb) = fate[a], fate[b]
-                    r = rate[group[pool[0]]]
                     xa, xb = ka - r * na, kb - r * nb
                     before = term(ta) + term(tb)
                     after = term(ta, nb - na, xb - xa) + term(tb, na - nb, xa - xb)
