@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
 from episode_factory import r1_episode
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -81,3 +82,21 @@ def test_arbitrary_tool_calls_never_crash(payload, tool):
     for ep in EPISODES[:: max(1, len(EPISODES) // 12)]:
         r = score(ep, trace_from_replies(ep, {dp.id: reply for dp in ep.decision_points}, "fuzz"))
         assert 0.0 <= r.score <= 1.0
+
+
+@pytest.mark.parametrize(("got", "expected", "ok"), [
+    ("GitHub Actions", "the GitHub Actions deploy", True),  # scorer 3.3: the proper name alone
+    ("github actions", "the GitHub Actions deploy", True),
+    ("Sentry", "the Sentry integration", True),
+    ("Corner Table", "Corner Table Deli", True),
+    ("chair cushion", "ergonomic chair cushion", True),
+    ("Ergonomic Chair", "ergonomic chair cushion", False),  # a common noun's head stays
+    ("nightly export", "the nightly export job", False),
+    ("GitHub Pages", "the GitHub Actions deploy", False),
+    ("Parkside Suites", "Parkside Suites, Copenhagen", True),
+    ("Stripe", "Slack alerts", False),
+])  # fmt: skip
+def test_a_name_keeps_its_head_noun_unless_it_is_the_proper_name_before_it(got: str, expected: str, ok: bool) -> None:
+    from lm_eval_memrisk.scoring.checks import names_match
+
+    assert names_match(got, expected) is ok

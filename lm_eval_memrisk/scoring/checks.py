@@ -502,11 +502,21 @@ _CALENDAR = re.compile(
 )
 
 
+def _the_name_of(got: str, words: list[str]) -> bool:
+    """Whether ``got`` is the proper name that ``words`` (a request's name, as words) give
+    before a common head noun: "GitHub Actions" of "the GitHub Actions deploy" (scorer
+    3.3), not "chair cushion" of "ergonomic chair cushion"."""
+    named = [w for w in _CONTENT.findall(" ".join(words[:-1])) if w.casefold() not in _NOT_CONTENT]
+    said = _CONTENT.findall(_PARENTHESES.sub(" ", got))
+    return bool(named) and all(w[0].isupper() for w in named) and _stems(" ".join(said)) == _stems(" ".join(named))
+
+
 def names_match(got: str, expected: str, label: bool = False) -> bool:
     """A name the request fixes (see :func:`lm_eval_memrisk.episodes.action_checks.request_checks`).
 
     A name keeps its head word (the last word before a comma: "cushion" of "ergonomic
-    chair cushion") and adds none outside parentheses ("Parkside Suites" for "Parkside
+    chair cushion"), unless it is the proper name before it ("GitHub Actions" of "the
+    GitHub Actions deploy"), and adds none outside parentheses ("Parkside Suites" for "Parkside
     Suites, Copenhagen"; not "bird bath" for "bird feeder"); a route keeps its order
     ("Dublin to Boston").  A ``label`` (a payment reference) only shares a word and names
     no month, day or number the user did not ("February invoice" for "March invoice" fails)."""
@@ -518,7 +528,8 @@ def names_match(got: str, expected: str, label: bool = False) -> bool:
     have, want = _stems(_PARENTHESES.sub(" ", got)), _stems(expected)
     words = expected.split(",")[0].split()
     head = _stems(words[-1]) if words else set()
-    if not (have & want) or not have <= want or (len(have) > 1 and not head <= have):
+    headless = len(have) > 1 and not head <= have and not _the_name_of(got, words)
+    if not (have & want) or not have <= want or headless:
         return False
     if " to " in expected.casefold() and " to " in got.casefold():
         order = [w[:6] for w in _CONTENT.findall(canon(got)) if w[:6] in want]
