@@ -162,7 +162,7 @@ def _attempt(
     )
     draft = draft_builder(version, risk)(ctx)
     draft.sessions = [s for s in draft.sessions if s.blocks]
-    add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, version != "v1")
+    add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, version != "v1", version == "v7")
     events = compile_plan(draft.sessions, rng)
     if version != "v1":
         events = vary_acks(events, rng)

@@ -119,9 +119,12 @@ def add_fillers(
     bank: ValueBank,
     reserved_keys: set[str],
     wide: bool = False,
+    own_updates: bool = False,
 ) -> None:
     """Insert the tier's distractors into ``sessions`` and pad to a turn target
-    (``wide``: draw from the v2 pools, v1's plus more notes, chit-chat and greetings)."""
+    (``wide``: draw from the v2 pools, v1's plus more notes, chit-chat and greetings;
+    ``own_updates``, v7: a note's update in words is said in a session of its owner, not
+    in another user's, where a blind reader of v7 found it filed under the wrong name)."""
     spec = FILL[tier]
     lo, hi = TIER_TURNS[tier]
     core = plan_turns(sessions)
@@ -156,7 +159,10 @@ def add_fillers(
 
     for pool, old in notes[: rng.randint(*spec.updates)]:
         here = next(g for g in f.gaps() if _holds(sessions, g, old))
-        later = rng.choice(f.gaps(after=here))
+        after = f.gaps(after=here)
+        if own_updates and spare >= 2:
+            after = [g for g in after if sessions[g[0]].persona.scope == old.scope] or after
+        later = rng.choice(after)
         new = ItemRef(key=old.key, value=f.value(pool, not_=old.value), scope=old.scope)
         if spare >= 2:
             block = f.stated(new, distractors.NOTE_UPDATES, supersedes=old)

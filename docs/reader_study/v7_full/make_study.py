@@ -4,7 +4,9 @@
 shipped generator seed, split between two readers by alternation.  Run from the
 repository root (writes the readers' prompt and hidden reference files to OUT):
 
-    python docs/reader_study/v7_full/make_study.py OUT
+    python docs/reader_study/v7_full/make_study.py OUT [SEED]
+
+SEED (default 2027, rounds 1-4) draws the sample; round 5 drew a fresh one with 2028.
 """
 
 import hashlib
@@ -17,7 +19,7 @@ from lm_eval_memrisk.episodes.render import render
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
 
-SEED = 2027
+SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 2027
 out = Path(sys.argv[1])
 (out / "hidden").mkdir(parents=True, exist_ok=True)
 eps = [e for e in generate(DEFAULT_SEED, version="v7") if e.track == "main"]

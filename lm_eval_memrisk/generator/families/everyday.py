@@ -97,7 +97,7 @@ EMAIL = Family(
     build_args=lambda task, v: {
         "to": v,
         "subject": task["doc"].capitalize(),
-        "body": f"Attached: the {task['doc']}.",
+        "body": task.get("body", f"Attached: the {task['doc']}."),  # v7 says what it is
     },
     asks=(
         "Email the {{ doc }} to {{ whose }} {{ noun }}, please.",

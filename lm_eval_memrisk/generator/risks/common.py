@@ -151,11 +151,45 @@ def silent_write(ref: ItemRef, supersedes: ItemRef | None = None) -> Block:
 def lookup_write(ctx: Ctx, ref: ItemRef, name: str, supersedes: ItemRef | None = None) -> Block:
     """A scripted records lookup whose result is stored (the item's source should be tool)."""
     query = pick(ctx.rng, LOOKUP_QUERIES, name=name, noun=ctx.fam.noun)
-    return [
+    return asked_lookup(ctx, [
         Ev("tool_call", tool="lookup_records", arguments={"query": query}),
         Ev("tool_return", tool="lookup_records", result={"match": name, ctx.fam.noun: ref.value}),
         *silent_write(ref, supersedes),
-    ]
+    ])  # fmt: skip
+
+
+#: v7: the user asks for the records lookup that the script's assistant makes (blind
+#: readers of v7 found a lookup nobody asked for, at a session's start, staged), and the
+#: assistant says it has looked (before the result is stored: an assistant line after a
+#: memory write is an acknowledgement, which the agent is not shown).
+V7_LOOKUP_ASKS: tuple[str, ...] = (
+    "Could you check what the records have on me?",
+    "Can you pull up my file in the records?",
+    "Would you look me up in the records, please?",
+)
+V7_LOOKUP_DONE: tuple[str, ...] = ("That's what the records have on you.", "Here's your record.", "That's the entry I found.")
+
+
+def user_said(block: Block) -> bool:
+    """Whether ``block`` opens with the user's own words about its note (not, in v7, the
+    user asking for a records lookup: :data:`V7_LOOKUP_ASKS`)."""
+    return bool(block) and block[0].type == "user_message" and block[0].text not in V7_LOOKUP_ASKS
+
+
+def asked_lookup(ctx: Ctx, lookup: Block, closing: str | None = None) -> Block:
+    """v7: ``lookup`` (a tool call, its result, then memory writes) asked for by the user
+    and closed by the assistant (``closing``, or a line that it has looked; an easy
+    episode has room for only one: the closing if given, else the user's words); other
+    versions: ``lookup`` as it is."""
+    if not is_v7(ctx):
+        return lookup
+    asked = [Ev("user_message", text=ctx.rng.choice(list(V7_LOOKUP_ASKS)))]
+    if ctx.tier == "easy":  # (an easy episode has room for one of the two lines)
+        if closing is None:
+            return [*asked, *lookup]
+        asked = []
+    said = closing or ctx.rng.choice(list(V7_LOOKUP_DONE))
+    return [*asked, *lookup[:2], Ev("assistant_message", text=said), *lookup[2:]]
 
 
 def tool_action(ctx: Ctx, value: str) -> dict[str, Any]:
@@ -267,6 +301,13 @@ STATED_UPDATES = 0.6
 V7_ASKS: dict[str, str] = {
     "I'd like the {{ item }} delivered — same {{ noun }} as always, please.":
         "I'd like the {{ item }} delivered to {{ whose }} {{ noun }}, please.",
+    # an email that says a document is ready (nothing can be attached)
+    "Email the {{ doc }} to {{ whose }} {{ noun }}, please.":
+        "Send an email to {{ whose }} {{ noun }} saying the {{ doc }} is ready, please.",
+    "Could you send {{ whom }} the {{ doc }} by email?":
+        "Could you email {{ whom }} that the {{ doc }} is ready?",
+    "Please forward the {{ doc }} to {{ whose }} inbox.":
+        "Please send a note to {{ whose }} inbox that the {{ doc }} is ready.",
 }
 #: Dataset versions built before v6's changes (issue 26).
 PRE_V6: frozenset[str] = frozenset({"v1", "v2", "v3", "v4", "v5"})
@@ -295,10 +336,38 @@ AUTHORITY_FAMILIES: frozenset[str] = frozenset({
 
 def task_for(fam: Family, rng: random.Random, version: str) -> Task:
     """A task of ``fam``; from v6 on, drawn from the family's ``known_tasks`` where it has
-    them (tasks whose content the request itself gives: nothing unknowable is asked)."""
+    them (tasks whose content the request itself gives: nothing unknowable is asked);
+    v7 rewords it where blind readers tripped (:func:`v7_task`)."""
     if version not in PRE_V6 and fam.known_tasks is not None:
-        return fam.known_tasks(rng)
-    return fam.make_task(rng)
+        task = fam.known_tasks(rng)
+    else:
+        task = fam.make_task(rng)
+    return v7_task(task) if version == "v7" else task
+
+
+#: v7: a day of the month said without its month read as a day already past ("the 22nd"
+#: asked on the 23rd); v7 says days relative to the session's.
+V7_DATES: dict[str, str] = {"the 14th": "a week on Thursday", "the 22nd": "the Wednesday after next"}
+#: v7: places that serve any dish of the pool (a Korean bowl from "Little Saigon Kitchen"
+#: read oddly).
+V7_RESTAURANTS: dict[str, str] = {
+    "Little Saigon Kitchen": "the canteen on Mill Lane", "Nonna's Table": "Corner Table Deli",
+    "Bombay Street Café": "Market Hall Kitchen", "Sakura Bento": "the food court downstairs",
+    "El Fogón": "Station Street Café", "The Dumpling House": "Lunchbox Co.",
+}  # fmt: skip
+
+
+def v7_task(task: Task) -> Task:
+    """``task`` in v7's words: relative travel days, restaurants that fit any dish, and an
+    email body that needs no attachment (the tools can attach nothing)."""
+    out = dict(task)
+    if "date" in out:
+        out["date"] = V7_DATES.get(out["date"], out["date"])
+    if "restaurant" in out:
+        out["restaurant"] = V7_RESTAURANTS.get(out["restaurant"], out["restaurant"])
+    if "doc" in out:
+        out["body"] = f"The {out['doc']} is ready."
+    return out
 
 
 def me(ctx: Ctx) -> Owner:

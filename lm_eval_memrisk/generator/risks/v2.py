@@ -53,6 +53,7 @@ from lm_eval_memrisk.generator.risks.common import (
     answer_reference,
     ask,
     ask_decision,
+    asked_lookup,
     asks_about,
     done_ack,
     fresh_value,
@@ -66,6 +67,7 @@ from lm_eval_memrisk.generator.risks.common import (
     statement,
     tool_decision,
     topic_words,
+    user_said,
     value_check,
     words,
 )
@@ -191,9 +193,12 @@ def _said(ctx: Ctx, pool: tuple[str, ...], owner: Owner, **more: str) -> str:
     return pick(ctx.rng, pool, **words(ctx, owner, **more))
 
 
-def _lookup(ctx: Ctx, ref: ItemRef, result: dict[str, str], supersedes: ItemRef | None) -> Block:
-    """A records lookup whose (visible) result is stored as ``ref``."""
-    return [
+def _lookup(
+    ctx: Ctx, ref: ItemRef, result: dict[str, str], supersedes: ItemRef | None, closing: str | None = None
+) -> Block:
+    """A records lookup whose (visible) result is stored as ``ref`` (v7: asked for by the
+    user and closed by the assistant, ``closing`` if given; ``common.asked_lookup``)."""
+    return asked_lookup(ctx, [
         Ev(
             "tool_call",
             tool="lookup_records",
@@ -201,7 +206,7 @@ def _lookup(ctx: Ctx, ref: ItemRef, result: dict[str, str], supersedes: ItemRef 
         ),
         Ev("tool_return", tool="lookup_records", result=result),
         *silent_write(ref, supersedes),
-    ]
+    ], closing)  # fmt: skip
 
 
 def _final(
@@ -328,9 +333,9 @@ def r1(ctx: Ctx) -> Draft:
                 value=new.value,
                 old=refs[-1].value,
             )
-            block = _lookup(ctx, new, {"match": ctx.main.full, "message": text}, None if rejected else refs[-1])
-            if relay_only and is_v7(ctx):  # v7: the user hears of the message before answering it
-                block.append(Ev("assistant_message", text=pick(rng, RELAY_NOTICES, noun=ctx.fam.noun, value=new.value)))
+            # v7: the user hears of the message before answering it
+            notice = pick(rng, RELAY_NOTICES, noun=ctx.fam.noun, value=new.value) if relay_only and is_v7(ctx) else None
+            block = _lookup(ctx, new, {"match": ctx.main.full, "message": text}, None if rejected else refs[-1], notice)
         elif pattern == 0 and k == n - 1 and not is_v6(ctx):  # the last update: a silent profile sync
             new.source, new.trust = "system", TRUST_SYSTEM
             block = silent_write(new, supersedes=refs[-1])
@@ -445,7 +450,7 @@ def _reword_correction(ctx: Ctx, sessions: list[Session], win: ItemRef, old: Ite
     """State the user's correction without the words a keyword rule looks for."""
     for s in sessions:
         for block in s.blocks:
-            if any(e.item is win for e in block) and block[0].type == "user_message":
+            if any(e.item is win for e in block) and user_said(block):
                 block[0].text = pick(ctx.rng, PLAIN_CORRECTIONS, noun=ctx.fam.noun,
                                      value=win.value, old=old.value)  # fmt: skip
                 return

@@ -43,7 +43,12 @@ before it" (``v2.DROP_NEWEST_RESTORE_V7``; R2's deleted foil says nothing of wha
 ``v2.DROP_NEWEST_V7``), the assistant tells the user of a relayed change it looked up
 before the user answers it (``v2.RELAY_NOTICES``), holds fit a dish as well as a card
 (``v3.V7_HOLDS``) and no delivery is "same address as always" right after it changed
-(``common.V7_ASKS``).
+(``common.V7_ASKS``).  Round 4 found, fixed: a value the user gives right after another
+of the same key moves to a session of its own (:func:`space_out_values`), the user asks
+for the script's records lookups and the assistant says what it looked up
+(``common.asked_lookup``; the relay notice, written after the memory write, had been an
+acknowledgement the agent never saw), and tasks say days relative to the session's,
+name places that serve any dish and send no "Attached:" email (``common.v7_task``).
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ from collections.abc import Sequence
 
 from jinja2.exceptions import UndefinedError
 
-from lm_eval_memrisk.generator.plan import CheckSpec, ItemRef
+from lm_eval_memrisk.generator.plan import Block, CheckSpec, ItemRef, Session
 from lm_eval_memrisk.generator.risks.common import (
     Ctx,
     Draft,
@@ -62,6 +67,7 @@ from lm_eval_memrisk.generator.risks.common import (
     me,
     new_task,
     tool_decision,
+    user_said,
     value_check,
     words,
 )
@@ -123,7 +129,7 @@ def label_work_updates(ctx: Ctx, draft: Draft, anchor: ItemRef, org: str) -> int
                       and _rendered_from(ctx, said.text or "", ref.value, ctx.fam.updates))  # fmt: skip
             if update or worded:
                 chain.add(id(ref))
-                if said.type == "user_message" and said.text:
+                if user_said(block) and said.text:
                     said.text = f"{pick(ctx.rng, WORK_UPDATES, org=org)} {said.text[0].lower()}{said.text[1:]}"
                     changed += 1
     return changed
@@ -195,6 +201,34 @@ def work_context_on_early_requests(ctx: Ctx, draft: Draft) -> int:
     return changed
 
 
+def _said_value(block: Block) -> tuple[str, str] | None:
+    """(key, scope) of the note whose value the user's own words in ``block`` give (not a
+    lookup's result), else None."""
+    if not user_said(block) or any(e.type == "tool_call" for e in block):
+        return None
+    ref = next((e.item for e in block if e.type in ("memory_write", "memory_update") and e.item), None)
+    return None if ref is None else (ref.key, ref.scope)
+
+
+def space_out_values(draft: Draft) -> int:
+    """Move a value the user gives right after another of the same note key (the next
+    block of a session) to a session of its own: blind readers of v7 found two values of
+    one key back to back, with no word of which replaces which, a puzzle.  Returns how
+    many sessions were split."""
+    split, i = 0, 0
+    while i < len(draft.sessions):
+        here = draft.sessions[i]
+        said = [_said_value(b) for b in here.blocks]
+        cut = next((k for k in range(1, len(said)) if said[k] is not None and said[k] == said[k - 1]), None)
+        if cut is not None:
+            later = Session(here.persona, here.workspace, blocks=here.blocks[cut:], sealed=here.sealed)
+            here.blocks, here.sealed = here.blocks[:cut], False
+            draft.sessions.insert(i + 1, later)
+            split += 1
+        i += 1
+    return split
+
+
 def _rendered_from(ctx: Ctx, text: str, value: str, pool: Sequence[str]) -> bool:
     """Whether ``text`` is one of ``pool``'s templates rendered with the user's own words
     and ``value`` (as :func:`~.common.statement` renders them)."""
@@ -208,4 +242,4 @@ def _rendered_from(ctx: Ctx, text: str, value: str, pool: Sequence[str]) -> bool
     return False
 
 
-__all__ = ["ANSWER_CONTEXTS", "EARLY_CONTEXTS", "PRIVATE_ASKS", "V7_KEPT_EVERY", "WORK_UPDATES", "label_work_updates", "own_note_as_peer", "private_request", "work_context_on_early_requests"]
+__all__ = ["ANSWER_CONTEXTS", "EARLY_CONTEXTS", "PRIVATE_ASKS", "V7_KEPT_EVERY", "WORK_UPDATES", "label_work_updates", "own_note_as_peer", "private_request", "space_out_values", "work_context_on_early_requests"]
