@@ -6,7 +6,10 @@ repository root (writes the readers' prompt and hidden reference files to OUT):
 
     python docs/reader_study/v7_full/make_study.py OUT [SEED]
 
-SEED (default 2027, rounds 1-4) draws the sample; round 5 drew a fresh one with 2028.
+SEED (default 2027, rounds 1-4) draws the sample; round 5 drew a fresh one with 2028,
+round 6 with 2029.  From round 6 each check in the hidden reference lists the equivalent
+forms it also accepts (round 5's TOO STRICT verdicts were guesses that a check matches
+one string exactly).
 """
 
 import hashlib
@@ -18,6 +21,11 @@ from pathlib import Path
 from lm_eval_memrisk.episodes.render import render
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
+
+def _accepted(forms: tuple[str, ...]) -> str:
+    """The check's listed equivalent forms (round 6 on; rounds 1-5 were shown none)."""
+    return f" (also accepted, among other equivalent forms: {'; '.join(forms)})" if forms else ""
+
 
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 2027
 out = Path(sys.argv[1])
@@ -41,7 +49,7 @@ for r in range(2):
             prompts += [f"--- {m['role']} ---\n{m['content']}\n" for m in msgs]
             reference.append(f"\n## episode={eid} decision={dp.id}\n"
                              f"reference action: {json.dumps(dict(dp.reference or {}), ensure_ascii=False)}\nchecks:\n")
-            reference += [f"- {c.kind}: {c.description}\n" for c in dp.checks]
+            reference += [f"- {c.kind}: {c.description}{_accepted(c.accept)}\n" for c in dp.checks]
     (out / f"reader{r + 1}_prompts.md").write_text("".join(prompts), encoding="utf-8")
     (out / "hidden" / f"reader{r + 1}_reference.md").write_text("".join(reference), encoding="utf-8")
     print(r + 1, len(mine), "episodes", sum(len(by_id[e].decision_points) for e in mine), "decisions")
