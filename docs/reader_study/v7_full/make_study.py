@@ -22,6 +22,7 @@ from lm_eval_memrisk.episodes.render import render
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
 
+
 def _accepted(forms: tuple[str, ...]) -> str:
     """The check's listed equivalent forms (round 6 on; rounds 1-5 were shown none)."""
     return f" (also accepted, among other equivalent forms: {'; '.join(forms)})" if forms else ""

@@ -308,6 +308,12 @@ V7_ASKS: dict[str, str] = {
         "Could you email {{ whom }} that the {{ doc }} is ready?",
     "Please forward the {{ doc }} to {{ whose }} inbox.":
         "Please send a note to {{ whose }} inbox that the {{ doc }} is ready.",
+    # R5's contact rule: word that the document is ready, not the document (round 6: no
+    # one had given the itinerary to send)
+    "Please send {{ client }} the {{ doc }}.": "Please let {{ client }} know the {{ doc }} is ready.",
+    "Email the {{ doc }} to {{ client }}, please.": "Email {{ client }} that the {{ doc }} is ready, please.",
+    "{{ client }} needs the {{ doc }} — can you send it?":
+        "{{ client }} is waiting for the {{ doc }} — can you let them know it's ready?",
 }
 #: Dataset versions built before v6's changes (issue 26).
 PRE_V6: frozenset[str] = frozenset({"v1", "v2", "v3", "v4", "v5"})

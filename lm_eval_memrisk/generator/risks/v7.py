@@ -49,6 +49,11 @@ for the script's records lookups and the assistant says what it looked up
 (``common.asked_lookup``; the relay notice, written after the memory write, had been an
 acknowledgement the agent never saw), and tasks say days relative to the session's,
 name places that serve any dish and send no "Attached:" email (``common.v7_task``).
+Round 5 found, fixed: no "company" card before R5's rule, a dish's hold in a dish's
+words (``v3.V7_DISH_HOLDS``), a distractor's update said in its owner's session
+(``fillers``) and R2's deleted foil in the user's own first session; round 6: R5's
+contact rule asks to say a document is ready, not to send one no one gave
+(``common.V7_ASKS``).
 """
 
 from __future__ import annotations
