@@ -45,10 +45,10 @@ KNOWN_FAILURES_V6 = {
 REPLIES_V7 = Path(__file__).parent / "data" / "careful_assistant" / "replies_v7.jsonl"
 
 #: The dataset v7 candidate (the generator's build at the shipped seed, not packaged):
-#: episode -> why the careful reply fails (docs/datasets.md, "Dataset v7").  Eight helpers
+#: episode -> why the careful reply fails (docs/datasets.md, "Dataset v7").  Nine helpers
 #: wrote the 224 replies blind, from the rendered prompts only
-#: (docs/careful_replies/make_bundles.py: six bundles, then two for the 13 decisions whose
-#: prompts the last fixes changed); any change to v7's prompts needs them rewritten.
+#: (docs/careful_replies/make_bundles.py: six bundles, then three for the 16 decisions
+#: whose prompts the last fixes changed); any change to v7's prompts needs them rewritten.
 #: None fails: R6-hard-01's "GitHub Actions" for "the GitHub Actions deploy", which
 #: scorer 3.2 failed, passes under 3.3.
 KNOWN_FAILURES_V7: dict[str, str] = {}

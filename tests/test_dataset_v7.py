@@ -25,6 +25,7 @@ exist.  Checked here:
 
 from __future__ import annotations
 
+import collections
 import re
 
 import pytest
@@ -49,11 +50,11 @@ from lm_eval_memrisk.running.agents import ABLATIONS
 SEEDS = (DEFAULT_SEED, 1, 2, 3)
 #: Issue 26's goal for the learned reader: at most 60% of main held out (72 of 120).
 LEARNED_GOAL = 72
-#: The most it passes of main, and of any one risk, on any of the four builds, as measured
-#: (main 71 / 73 / 72 / 70: over issue 26's 60% by one on seed 1; R3 on seed 1: 20 of 24,
+#: The most it passes of main, and of each risk, on any of the four builds, as measured
+#: (main 71 / 73 / 72 / 71: over issue 26's 60% by one on seed 1; R3 on seed 1: 20 of 24,
 #: over its 75% by two).
 LEARNED_MEASURED = 73
-LEARNED_RISK_MEASURED = 20
+LEARNED_RISK_MEASURED = {"R1": 14, "R2": 17, "R3": 20, "R4": 17, "R5": 15}
 
 
 @pytest.fixture(scope="module")
@@ -225,8 +226,8 @@ def test_shortcut_ceilings_hold_r3_included(datasets: dict[str, list[Episode]]) 
 
 def test_learned_surface_reader_passes_no_more_than_measured(datasets: dict[str, list[Episode]]) -> None:
     """The learned reader (trained on v7 seed 4242, tested on each file) passes 71 / 73 /
-    72 / 70 of 120 (shipped seed, seeds 1-3; v6: 87 / 85 / 87 / 80) and at most 20 of 24
-    of one risk (R3 on seed 1).  A change that makes v7 easier to read from the surface
+    72 / 71 of 120 (shipped seed, seeds 1-3; v6: 87 / 85 / 87 / 80) and of each risk at
+    most what was measured (20 of 24 of R3 on seed 1).  A change that makes v7 easier to read from the surface
     fails here."""
     from lm_eval_memrisk.audit.learned import learned_audit
 
@@ -234,8 +235,8 @@ def test_learned_surface_reader_passes_no_more_than_measured(datasets: dict[str,
         result = learned_audit(episodes)["learned"]
         assert result["main"]["n"] == 120
         assert result["main"]["passed"] <= LEARNED_MEASURED, (name, result["main"])
-        worst = max(result[r]["passed"] for r in ("R1", "R2", "R3", "R4", "R5"))
-        assert worst <= LEARNED_RISK_MEASURED, (name, result)
+        for risk, most in LEARNED_RISK_MEASURED.items():
+            assert result[risk]["passed"] <= most, (name, risk, result[risk])
 
 
 @pytest.mark.xfail(strict=True, reason="issue 26 goal not met: 73/120 on seed 1 (goal 72, 60%)")
@@ -320,12 +321,15 @@ def test_no_two_values_of_one_note_back_to_back(datasets: dict[str, list[Episode
     v7 gives the second a session of its own.  (A distractor note's update says "now".)"""
     from lm_eval_memrisk.generator.families import FAMILIES
 
+    checked = 0
     for name, episodes in datasets.items():
         for ep in episodes:
             key = FAMILIES[ep.family].key
             turns = _user_value_turns(ep)
+            checked += sum(1 for _, kv in turns if kv is not None and kv[0] == key)
             for (_, a), (mid, b) in zip(turns, turns[1:], strict=False):
                 assert a is None or a[0] != key or a != b, (name, ep.id, mid)
+    assert checked >= 400, checked  # (the user's own words giving a value of the key)
 
 
 def test_records_lookups_are_asked_for_and_what_was_found_is_shown(datasets: dict[str, list[Episode]]) -> None:
@@ -340,18 +344,23 @@ def test_records_lookups_are_asked_for_and_what_was_found_is_shown(datasets: dic
     for name, episodes in datasets.items():
         for ep in episodes:
             events = ep.events
-            shown = "\n".join(m["content"] for m in render(ep, ep.decision_points[-1].id))
-            for i, e in enumerate(events):
+            last = max(i for i, e in enumerate(events) if e.type == "decision_point")
+            shown = "\n".join(m["content"] for m in render(ep, events[last].id))
+            said: collections.Counter[str] = collections.Counter()
+            for i, e in enumerate(events[:last]):
                 if e.type != "tool_call" or e.tool != "lookup_records" or events[i - 1].type == "decision_point":
                     continue
-                asked = events[i - 1].type == "user_message"
+                before = events[i - 1]
+                messages = (e.arguments or {}).get("query") == "new messages"  # (R6: the user asks to summarise)
+                asked = before.type == "user_message" and (before.text in V7_LOOKUP_ASKS or messages)
                 closing = events[i + 2] if events[i + 2].type == "assistant_message" else None
-                if asked and events[i - 1].text in V7_LOOKUP_ASKS:
-                    lookups += 1
+                lookups += asked and not messages
                 assert asked or (ep.tier == "easy" and closing is not None), (name, ep.id, e.id)
-                if closing is not None:
+                if closing is not None and not messages:
                     closings += 1
-                    assert closing.text in shown, (name, ep.id, closing.id)
+                    said[closing.text or ""] += 1
+            for text, n in said.items():  # every closing line is shown (not only one of a kind)
+                assert shown.count(text) >= n, (name, ep.id, text)
     assert lookups >= 100 and closings >= 80, (lookups, closings)
 
 
@@ -363,24 +372,62 @@ def test_requests_say_what_a_reader_can_act_on(datasets: dict[str, list[Episode]
     from lm_eval_memrisk.generator.pools import DOCUMENTS, RESTAURANTS
     from lm_eval_memrisk.generator.risks.common import V7_RESTAURANTS
 
+    emails = 0
     for name, episodes in datasets.items():
         for ep in episodes:
             for e, after in zip(ep.events, [*ep.events[1:], None], strict=True):
                 text = e.text or ""
                 if after is not None and after.type == "decision_point" and (after.reference or {}).get("tool") == "send_email":
                     assert not any(d in text for d in DOCUMENTS) or "ready" in text, (name, ep.id, text)
+                    emails += any(d in text for d in DOCUMENTS)
                 assert not re.search(r"\bthe \d+(st|nd|rd|th)\b", text), (name, ep.id, text)
                 assert not any(r in text for r in V7_RESTAURANTS), (name, ep.id, text)
                 if e.type == "decision_point" and e.reference:
                     body = str((e.reference.get("arguments") or {}).get("body", ""))
                     assert not body.startswith("Attached"), (name, ep.id, body)
     assert set(V7_RESTAURANTS) < set(RESTAURANTS)
+    assert emails >= 20, emails
+
+
+def test_v7_rewordings_still_name_templates_of_the_generator() -> None:
+    """Each request v7 rewords (``common.V7_ASKS``) is still a template the generator
+    writes: a template reworded at its source would silently lose its v7 words."""
+    import inspect
+
+    from lm_eval_memrisk.generator.families import everyday
+    from lm_eval_memrisk.generator.risks import r5_rules
+    from lm_eval_memrisk.generator.risks.common import V7_ASKS
+
+    source = inspect.getsource(everyday) + inspect.getsource(r5_rules)
+    for template in V7_ASKS:
+        assert f'"{template}"' in source, template
+
+
+def test_round_5_fixes_hold(datasets: dict[str, list[Episode]]) -> None:
+    """No card is called the company's before a rule says so (round 5's AMBIGUOUS), and a
+    lunch order's hold speaks of ordering (round 5's UNNATURAL)."""
+    from lm_eval_memrisk.generator.risks.v3 import V7_DISH_HOLDS
+
+    holds = 0
+    for name, episodes in datasets.items():
+        for ep in episodes:
+            ruled = False
+            for e in ep.events:
+                text = e.text or ""
+                ruled = ruled or (e.type == "constraint_declare" and "company card" in text)
+                if e.type == "user_message" and not ruled:
+                    assert "the company " not in text, (name, ep.id, text)
+                if ep.family == "usual_order" and e.type == "constraint_declare" and "for now" in text:
+                    holds += 1
+                    assert any(text.startswith(t.split("{{")[0]) for t in V7_DISH_HOLDS), (name, ep.id, text)
+    assert holds >= 1, holds
 
 
 def test_a_note_said_in_words_is_said_in_a_session_of_its_owner(datasets: dict[str, list[Episode]]) -> None:
     """A user's words write only their own notes or their workspace's (round 5 found a
     distractor's update, "Update my allergy note to …", said in another user's session and
     filed under the signed-in user's predecessor)."""
+    checked = 0
     for name, episodes in datasets.items():
         for ep in episodes:
             scopes: tuple[str, ...] = ()
@@ -392,3 +439,5 @@ def test_a_note_said_in_words_is_said_in_a_session_of_its_owner(datasets: dict[s
                       and events[i - 1].type == "user_message" and i + 1 < len(events)
                       and events[i + 1].type == "assistant_message"):  # fmt: skip
                     assert e.item.scope in scopes, (name, ep.id, e.id, e.item.scope, scopes)
+                    checked += 1
+    assert checked >= 1000, checked

@@ -95,6 +95,10 @@ def test_arbitrary_tool_calls_never_crash(payload, tool):
     ("GitHub Pages", "the GitHub Actions deploy", False),
     ("Parkside Suites", "Parkside Suites, Copenhagen", True),
     ("Stripe", "Slack alerts", False),
+    ("food court", "the downstairs food court", True),  # v7's restaurants end in their head noun
+    ("Mill Lane canteen", "Mill Lane Canteen", True),
+    ("Big Red", "the Big Red Bus tour", False),  # a part of the proper name is not the name
+    ("Ergonomic Chair", "Ergonomic Chair Cushion", True),  # (known: a title-cased common name reads as proper)
 ])  # fmt: skip
 def test_a_name_keeps_its_head_noun_unless_it_is_the_proper_name_before_it(got: str, expected: str, ok: bool) -> None:
     from lm_eval_memrisk.scoring.checks import names_match

@@ -160,11 +160,12 @@ def add_fillers(
     for pool, old in notes[: rng.randint(*spec.updates)]:
         here = next(g for g in f.gaps() if _holds(sessions, g, old))
         after = f.gaps(after=here)
-        if own_updates and spare >= 2:
-            after = [g for g in after if sessions[g[0]].persona.scope == old.scope] or after
+        own = [g for g in after if sessions[g[0]].persona.scope == old.scope]
+        if own_updates and spare >= 2 and own:
+            after = own
         later = rng.choice(after)
         new = ItemRef(key=old.key, value=f.value(pool, not_=old.value), scope=old.scope)
-        if spare >= 2:
+        if spare >= 2 and (own or not own_updates):  # (v7: no owner's session: a silent sync)
             block = f.stated(new, distractors.NOTE_UPDATES, supersedes=old)
             spare, budget = spare - 2, budget - 2
         else:

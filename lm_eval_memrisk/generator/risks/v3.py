@@ -436,8 +436,9 @@ def _multi_hop(ctx: Ctx, draft: Draft) -> bool:
 
 
 def _deleted_foil(ctx: Ctx, draft: Draft) -> None:
-    """R2 hard: a third value stated in the first session and deleted right away by
-    description ("the one I added most recently"; [R4])."""
+    """R2 hard: a third value stated in the user's first session and deleted by description
+    ("the one I added most recently"; [R4]): right away before v6, in the user's next
+    session from v6 on."""
     if not _room(ctx, draft, 4):
         return
     owner = me(ctx)
@@ -454,8 +455,10 @@ def _deleted_foil(ctx: Ctx, draft: Draft) -> None:
     if not is_v6(ctx):
         draft.sessions[0].blocks.append(said + revoke)
     else:  # v6: never withdrawn in the very next message (the next session of the user)
-        draft.sessions[first].blocks.append(said)
         later = next((s for s in draft.sessions[first + 1 :] if s.persona is ctx.main), None)
+        if later is None and is_v7(ctx):
+            return  # (v7: no foil that nothing deletes)
+        draft.sessions[first].blocks.append(said)
         if later is None:
             return
         later.blocks.insert(0, revoke)

@@ -53,7 +53,8 @@ Round 5 found, fixed: no "company" card before R5's rule, a dish's hold in a dis
 words (``v3.V7_DISH_HOLDS``), a distractor's update said in its owner's session
 (``fillers``) and R2's deleted foil in the user's own first session; round 6: R5's
 contact rule asks to say a document is ready, not to send one no one gave
-(``common.V7_ASKS``).
+(``common.V7_ASKS``).  A review's: restaurant names that end in their head noun, no
+deleted foil that nothing deletes, no distractor update said outside its owner's sessions.
 """
 
 from __future__ import annotations
