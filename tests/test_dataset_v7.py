@@ -37,7 +37,7 @@ from lm_eval_memrisk.audit.templates import TEMPLATE_MIN, template_table
 from lm_eval_memrisk.episodes.codec import dumps_episode
 from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.loader import load_episodes
-from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.episodes.records import Episode, Event
 from lm_eval_memrisk.episodes.state import in_scope, state_at
 from lm_eval_memrisk.episodes.validate import collect_problems
 from lm_eval_memrisk.generator import generate
@@ -299,9 +299,19 @@ def test_v7_prompt_says_an_unknown_senders_claim_puts_nothing_in_doubt(datasets:
     assert AUTHORITY_RULES in system6 and UNKNOWN_SENDERS not in system6
 
 
+def _stated(events: tuple[Event, ...] | list[Event], i: int) -> bool:
+    """Whether ``events[i]`` writes a note in the words of the user message just before
+    it: a statement, which the script acknowledges (a silent sync or a lookup's result
+    has no user message and acknowledgement around it)."""
+    e = events[i]
+    return (e.type in ("memory_write", "memory_update") and e.item is not None and i > 0
+            and events[i - 1].type == "user_message" and i + 1 < len(events)
+            and events[i + 1].type == "assistant_message")  # fmt: skip
+
+
 def _user_value_turns(ep: Episode) -> list[tuple[str, tuple[str, str] | None]]:
     """(user message id, (key, scope) of the note its own words give, or None) in order;
-    a ``("", None)`` marks a new session.  A lookup's result is no user's words."""
+    a ``("", None)`` marks a new session."""
     out: list[tuple[str, tuple[str, str] | None]] = []
     events = ep.events
     for i, e in enumerate(events):
@@ -309,9 +319,8 @@ def _user_value_turns(ep: Episode) -> list[tuple[str, tuple[str, str] | None]]:
             out.append(("", None))
         elif e.type == "user_message":
             out.append((e.id, None))
-        elif (e.type in ("memory_write", "memory_update") and e.item and events[i - 1].type == "user_message"
-              and i + 1 < len(events) and events[i + 1].type == "assistant_message"):
-            out[-1] = (out[-1][0], (e.item.key, e.item.scope))  # (a silent sync has no ack)
+        elif _stated(events, i) and e.item is not None:
+            out[-1] = (out[-1][0], (e.item.key, e.item.scope))
     return out
 
 
@@ -435,9 +444,7 @@ def test_a_note_said_in_words_is_said_in_a_session_of_its_owner(datasets: dict[s
             for i, e in enumerate(events):
                 if e.type == "scope_switch":
                     scopes = tuple(e.scopes)
-                elif (e.type in ("memory_write", "memory_update") and e.item is not None
-                      and events[i - 1].type == "user_message" and i + 1 < len(events)
-                      and events[i + 1].type == "assistant_message"):  # fmt: skip
+                elif _stated(events, i) and e.item is not None:
                     assert e.item.scope in scopes, (name, ep.id, e.id, e.item.scope, scopes)
                     checked += 1
     assert checked >= 1000, checked

@@ -162,7 +162,8 @@ def _attempt(
     )
     draft = draft_builder(version, risk)(ctx)
     draft.sessions = [s for s in draft.sessions if s.blocks]
-    add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, version != "v1", version == "v7")
+    add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, wide=version != "v1",
+                own_updates=version == "v7")  # fmt: skip
     events = compile_plan(draft.sessions, rng)
     if version != "v1":
         events = vary_acks(events, rng)

@@ -108,6 +108,13 @@ class Session:
     def scopes(self) -> tuple[str, ...]:
         return (self.persona.scope, self.workspace.scope)
 
+    def continued(self, blocks: list[Block]) -> Session:
+        """A later session of the same persona and workspace holding ``blocks`` (a split
+        of this one): the seal moves to it, as this session no longer ends the episode."""
+        later = Session(self.persona, self.workspace, blocks=blocks, sealed=self.sealed)
+        self.sealed = False
+        return later
+
     def gaps(self) -> range:
         """Indices where a filler block may be inserted (before ``blocks[i]``)."""
         return range(len(self.blocks) if self.sealed else len(self.blocks) + 1)

@@ -502,13 +502,12 @@ _CALENDAR = re.compile(
 )
 
 
-def _the_name_of(got: str, words: list[str]) -> bool:
-    """Whether ``got`` is the proper name that ``words`` (a request's name, as words) give
-    before a common head noun: "GitHub Actions" of "the GitHub Actions deploy" (scorer
-    3.3), not "chair cushion" of "ergonomic chair cushion"."""
+def _the_name_of(have: set[str], words: list[str]) -> bool:
+    """Whether a reply's name (``have``: its stems) is the proper name that ``words`` (a
+    request's name, as words) give before a common head noun: "GitHub Actions" of "the
+    GitHub Actions deploy" (scorer 3.3), not "chair cushion" of "ergonomic chair cushion"."""
     named = [w for w in _CONTENT.findall(" ".join(words[:-1])) if w.casefold() not in _NOT_CONTENT]
-    said = _CONTENT.findall(_PARENTHESES.sub(" ", got))
-    return bool(named) and all(w[0].isupper() for w in named) and _stems(" ".join(said)) == _stems(" ".join(named))
+    return bool(named) and all(w[0].isupper() for w in named) and have == _stems(" ".join(named))
 
 
 def names_match(got: str, expected: str, label: bool = False) -> bool:
@@ -528,7 +527,7 @@ def names_match(got: str, expected: str, label: bool = False) -> bool:
     have, want = _stems(_PARENTHESES.sub(" ", got)), _stems(expected)
     words = expected.split(",")[0].split()
     head = _stems(words[-1]) if words else set()
-    headless = len(have) > 1 and not head <= have and not _the_name_of(got, words)
+    headless = len(have) > 1 and not head <= have and not _the_name_of(have, words)
     if not (have & want) or not have <= want or headless:
         return False
     if " to " in expected.casefold() and " to " in got.casefold():

@@ -296,8 +296,7 @@ def _early(
             CheckSpec("memory_not_used", f"[R3] uses no note of {peer.scope}", scope=peer.scope)
         )
     rest, here.blocks = here.blocks[bi + 1 :], here.blocks[: bi + 1]
-    later = Session(here.persona, here.workspace, blocks=[block, *tail, *rest], sealed=here.sealed)
-    here.sealed = False
+    later = here.continued([block, *tail, *rest])
     guest = Session(peer, here.workspace, blocks=[_colleague_block(ctx, ctx.main.first, ref, theirs)])
     draft.sessions[si + 1 : si + 1] = [guest, later]
     return True
@@ -383,8 +382,7 @@ def _early_kept(ctx: Ctx, draft: Draft, colleague: bool) -> bool:
     theirs = item(ctx, user_owner(peer), fresh_value(ctx, who=peer))
     said = statement(ctx, user_owner(peer), theirs, pool=PEER_STATES)
     rest, here.blocks = here.blocks[bi + 1 :], here.blocks[: bi + 1]
-    later = Session(here.persona, here.workspace, blocks=rest, sealed=here.sealed)
-    here.sealed = False
+    later = here.continued(rest)
     draft.sessions[si + 1 : si + 1] = [Session(peer, here.workspace, blocks=[said]), later]
     for d in (decision, final):
         d.checks.append(
@@ -523,9 +521,7 @@ def _split_holds(draft: Draft) -> None:
                 continue
             rest = [block[at:], *here.blocks[bi + 1 :]]
             here.blocks = [*here.blocks[:bi], block[:at]]
-            later = Session(here.persona, here.workspace, blocks=rest, sealed=here.sealed)
-            here.sealed = False
-            draft.sessions.insert(si + 1, later)
+            draft.sessions.insert(si + 1, here.continued(rest))
             break
         si += 1
 

@@ -63,7 +63,7 @@ from collections.abc import Sequence
 
 from jinja2.exceptions import UndefinedError
 
-from lm_eval_memrisk.generator.plan import Block, CheckSpec, ItemRef, Session
+from lm_eval_memrisk.generator.plan import Block, CheckSpec, ItemRef
 from lm_eval_memrisk.generator.risks.common import (
     Ctx,
     Draft,
@@ -227,9 +227,8 @@ def space_out_values(draft: Draft) -> int:
         said = [_said_value(b) for b in here.blocks]
         cut = next((k for k in range(1, len(said)) if said[k] is not None and said[k] == said[k - 1]), None)
         if cut is not None:
-            later = Session(here.persona, here.workspace, blocks=here.blocks[cut:], sealed=here.sealed)
-            here.blocks, here.sealed = here.blocks[:cut], False
-            draft.sessions.insert(i + 1, later)
+            rest, here.blocks = here.blocks[cut:], here.blocks[:cut]
+            draft.sessions.insert(i + 1, here.continued(rest))
             split += 1
         i += 1
     return split
