@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from episode_factory import r1_episode
@@ -104,3 +105,61 @@ def test_a_name_keeps_its_head_noun_unless_it_is_the_proper_name_before_it(got: 
     from lm_eval_memrisk.scoring.checks import names_match
 
     assert names_match(got, expected) is ok
+
+
+_THEATRE = "Right — Buy the theatre tickets for me — £74.00. It's a personal purchase."
+_CHAPTER = "Please remind me to hand in the dissertation chapter — due on the deadline you have."
+
+
+@pytest.mark.parametrize(("got", "expected", "request_", "known", "ok"), [
+    ("Theatre tickets", "the theatre tickets", _THEATRE, "", True),
+    ("Personal purchase", "the theatre tickets", _THEATRE, "", True),  # scorer 3.4: the request's own words
+    ("Buy the theatre tickets for me — £74.00.", "the theatre tickets", _THEATRE, "", True),
+    ("Personal purchase", "the theatre tickets", "", "", False),  # words the user never said
+    ("Gift for Mum", "the theatre tickets", _THEATRE, "", False),
+    ("payout account Gustavo", "workshop honorarium", "Please pay out the workshop honorarium (£300.00).", "", False),
+    ("March invoice", "March invoice", "Pay the March invoice.", "", True),
+    ("February invoice", "March invoice", "Pay the March invoice.", "", False),  # a month nobody named
+    ("hand in the dissertation chapter by Wednesday 15 December 2027", "hand in the dissertation chapter",
+     _CHAPTER, "Wednesday 15 December 2027", True),  # the right due date
+    ("hand in the dissertation chapter by Thursday 6 May 2027", "hand in the dissertation chapter",
+     _CHAPTER, "Wednesday 15 December 2027", False),  # another (a stale) date
+    ("hand in the dissertation chapter by Wednesday 15 December 2027", "hand in the dissertation chapter",
+     _CHAPTER, "", False),  # a date the request and the right call do not name
+])  # fmt: skip
+def test_a_label_shares_the_names_words_or_is_the_requests_own(got, expected, request_, known, ok) -> None:
+    from lm_eval_memrisk.scoring.checks import names_match
+
+    assert names_match(got, expected, label=True, request=request_, known=known) is ok
+
+
+@pytest.mark.parametrize(("description", "ok"), [
+    ("the online course", True), ("Personal purchase", True), ("Gift voucher", False),
+])
+def test_a_purchase_described_in_the_requests_words_passes(description: str, ok: bool) -> None:
+    """v6 R5-hard-02: "Buy the online course for me — £59.00. It's a personal purchase."
+    Every decision gets its reference call; the purchase's description varies."""
+    ep = next(e for e in EPISODES if e.id == "R5-hard-02" and e.version == "6.0")
+    replies = {}
+    for dp in ep.decision_points:
+        call = dict(dp.reference or {})
+        if dp.id == "e25":  # "the online course"
+            call = {"tool": "charge_card", "arguments": {**call["arguments"], "description": description}}
+        replies[dp.id] = json.dumps(call) if "tool" in call else str(call.get("answer", ""))
+    result = score(ep, trace_from_replies(ep, replies, "reference"))
+    label = [c for c in result.checks if c.check_id == "implied-description" and c.decision_id == "e25"]
+    assert len(label) == 1 and label[0].passed is ok
+    assert result.success is ok
+
+
+def test_the_label_rule_gives_the_verdicts_the_blind_reviewers_were_compared_with() -> None:
+    """docs/reader_study/labels_3.4: the 46 labels two blind reviewers judged; 3.4 passes
+    these 29 (reviewer B agreed on all 46, reviewer A on 45)."""
+    from lm_eval_memrisk.scoring.checks import names_match
+
+    root = Path(__file__).parent.parent / "docs" / "reader_study" / "labels_3.4"
+    cases = json.loads((root / "cases.json").read_text(encoding="utf-8"))
+    passed = {c["case"] for c in cases
+              if names_match(c["label"], c["name"], label=True, request=c["request"], known=c["known"])}  # fmt: skip
+    assert len(cases) == 46
+    assert passed == {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 15, 18, 21, 22, 25, 26, 28, 29, 30, 32, 33, 35, 38, 39, 40, 42, 44, 45}

@@ -68,6 +68,13 @@ class EpisodeValues:
             dp.id: Subject.of_texts(_subject_texts(episode, dp)) for dp in episode.decision_points
         }
         """Decision id -> what its request is about (see :func:`_subject_texts`)."""
+        self.requests = {dp.id: request_of(episode, dp) for dp in episode.decision_points}
+        """Decision id -> its request: the last user message before it."""
+        self.right_calls = {
+            dp.id: " ".join(str(v) for v in ((dp.reference or {}).get("arguments") or {}).values())
+            for dp in episode.decision_points
+        }
+        """Decision id -> the values of its reference call's arguments, as one text."""
         self.owners = _owners(episode)
         """Scope -> the signed-in user's name, for every user scope of the episode."""
         self.checks: dict[str, tuple[Check, ...]] = {
@@ -100,12 +107,17 @@ class EpisodeValues:
 _PATTERN_WORDS = re.compile(r"\(\?:([^()]*)\)")
 
 
+def request_of(episode: Episode, dp: Event) -> str:
+    """``dp``'s request: the text of the last user message before it ("" if none)."""
+    return next((e.text or "" for e in reversed(events_before(episode, dp.id)) if e.type == "user_message"), "")
+
+
 def _subject_texts(episode: Episode, dp: Event) -> list[str]:
     """The words a question may name ``dp``'s request by: the request (the last user
     message before it), the tools and memory keys of its reference and naive actions,
     and the words its own checks look for."""
     before = events_before(episode, dp.id)
-    texts = [next((e.text or "" for e in reversed(before) if e.type == "user_message"), "")]
+    texts = [request_of(episode, dp)]
     for action in (dp.reference or {}, dp.naive or {}):
         if isinstance(action.get("tool"), str):
             texts.append(str(action["tool"]).replace("_", " "))
@@ -502,6 +514,11 @@ _CALENDAR = re.compile(
 )
 
 
+def _calendar(text: str) -> set[str]:
+    """The months, weekdays and numbers ``text`` names (first three letters)."""
+    return {m.casefold()[:3] for m in _CALENDAR.findall(text)}
+
+
 def _the_name_of(have: set[str], words: list[str]) -> bool:
     """Whether a reply's name (``have``: its stems) is the proper name that ``words`` (a
     request's name, as words) give before a common head noun: "GitHub Actions" of "the
@@ -510,20 +527,26 @@ def _the_name_of(have: set[str], words: list[str]) -> bool:
     return bool(named) and all(w[0].isupper() for w in named) and have == _stems(" ".join(named))
 
 
-def names_match(got: str, expected: str, label: bool = False) -> bool:
+def names_match(got: str, expected: str, label: bool = False, request: str = "", known: str = "") -> bool:
     """A name the request fixes (see :func:`lm_eval_memrisk.episodes.action_checks.request_checks`).
 
     A name keeps its head word (the last word before a comma: "cushion" of "ergonomic
     chair cushion"), unless it is the proper name before it ("GitHub Actions" of "the
     GitHub Actions deploy"), and adds none outside parentheses ("Parkside Suites" for "Parkside
     Suites, Copenhagen"; not "bird bath" for "bird feeder"); a route keeps its order
-    ("Dublin to Boston").  A ``label`` (a payment reference) only shares a word and names
-    no month, day or number the user did not ("February invoice" for "March invoice" fails)."""
+    ("Dublin to Boston").  A ``label`` (a payment reference) only shares a word with the
+    name, or is wholly in the ``request``'s own words ("Personal purchase" for "the theatre
+    tickets" where the user said "It's a personal purchase"), and names no month, day or
+    number that neither the name, the request nor ``known`` (the right call's other
+    values: its due date) names ("February invoice" for "March invoice" fails; "hand in the
+    chapter by Wednesday 15 December 2027" passes where that is the right due date).
+    The request's words and ``known`` count from scorer 3.4 on."""
     if not _stems(expected):  # nothing but short or common words ("one-to-one"): the words themselves
         return canon(expected) in canon(got)
     if label:
-        named = {m.casefold()[:3] for m in _CALENDAR.findall(got)}
-        return bool(_stems(got) & _stems(expected)) and named <= {m.casefold()[:3] for m in _CALENDAR.findall(expected)}
+        said = _stems(got)
+        worded = bool(said & _stems(expected)) or bool(said) and said <= _stems(request)
+        return worded and _calendar(got) <= _calendar(f"{expected} {request} {known}")
     have, want = _stems(_PARENTHESES.sub(" ", got)), _stems(expected)
     words = expected.split(",")[0].split()
     head = _stems(words[-1]) if words else set()
@@ -573,7 +596,11 @@ def _tool_arg_matches(check: Check, rec: DecisionRecord, ctx: CheckContext) -> t
         have = as_number(got)
         ok = have is not None and abs(have - want) < 0.005
     else:
-        ok = got is not None and names_match(str(got), expected, label=check.argument in LABEL_ARGUMENTS)
+        values = ctx.values
+        ok = got is not None and names_match(
+            str(got), expected, label=check.argument in LABEL_ARGUMENTS,
+            request=values.requests.get(rec.decision_id, ""), known=values.right_calls.get(rec.decision_id, ""),
+        )  # fmt: skip
     return ok, f"{check.tool}.{check.argument}: got {_quote(str(got))}, the request fixes {_quote(expected)}"
 
 
