@@ -15,8 +15,6 @@ import pytest
 
 from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.episodes.records import Episode
-from lm_eval_memrisk.generator import generate
-from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
 from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.scorer import score
@@ -44,7 +42,7 @@ KNOWN_FAILURES_V6 = {
 
 REPLIES_V7 = Path(__file__).parent / "data" / "careful_assistant" / "replies_v7.jsonl"
 
-#: The dataset v7 candidate (the generator's build at the shipped seed, not packaged):
+#: Dataset v7 (packaged, loadable by name; the generator's build at the shipped seed):
 #: episode -> why the careful reply fails (docs/datasets.md, "Dataset v7").  Nine helpers
 #: wrote the 224 replies blind, from the rendered prompts only
 #: (docs/careful_replies/make_bundles.py: six bundles, then three for the 16 decisions
@@ -55,8 +53,6 @@ KNOWN_FAILURES_V7: dict[str, str] = {}
 
 
 def _episodes(version: str) -> list[Episode]:
-    if version == "v7":  # not packaged: the generator builds it
-        return generate(DEFAULT_SEED, version="v7")
     return load_episodes(version, track="all")
 
 

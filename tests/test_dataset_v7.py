@@ -34,9 +34,10 @@ import test_dataset_v6 as v6_checks  # the v6 module's version-agnostic checks, 
 from lm_eval_memrisk.audit.ablations import ablations
 from lm_eval_memrisk.audit.run import audit
 from lm_eval_memrisk.audit.templates import TEMPLATE_MIN, template_table
+from lm_eval_memrisk.episodes import loader
 from lm_eval_memrisk.episodes.codec import dumps_episode
 from lm_eval_memrisk.episodes.errors import MemriskError
-from lm_eval_memrisk.episodes.loader import load_episodes
+from lm_eval_memrisk.episodes.loader import default_dataset_path, load_episodes
 from lm_eval_memrisk.episodes.records import Episode, Event
 from lm_eval_memrisk.episodes.state import in_scope, state_at
 from lm_eval_memrisk.episodes.validate import collect_problems
@@ -62,9 +63,16 @@ def datasets() -> dict[str, list[Episode]]:
     return {f"seed {seed}": generate(seed, version="v7") for seed in SEEDS}
 
 
-def test_v7_is_not_packaged_and_loading_it_says_how_to_build_it() -> None:
-    with pytest.raises(MemriskError, match=r"not packaged .*--version v7 --out FILE"):
-        load_episodes("v7")
+def test_the_packaged_v7_is_the_generators_build_at_the_shipped_seed() -> None:
+    packaged = default_dataset_path("v7").read_text(encoding="utf-8")
+    assert packaged == "".join(dumps_episode(e) + "\n" for e in generate(DEFAULT_SEED, version="v7"))
+    assert [e.id for e in load_episodes("v7", track="all")] == [e.id for e in generate(DEFAULT_SEED, version="v7")]
+
+
+def test_a_version_the_generator_builds_but_nobody_packaged_says_how_to_build_it(monkeypatch) -> None:
+    monkeypatch.setitem(loader.VERSION_FIELDS, "8.0", "v8")
+    with pytest.raises(MemriskError, match=r"not packaged .*--version v8 --out FILE"):
+        load_episodes("v8")
 
 
 def test_v7_builds_are_deterministic() -> None:
