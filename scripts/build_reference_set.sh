@@ -10,9 +10,15 @@
 # scorer in place (same replies, current metrics: for runs logged by an older scorer
 # version); "pack" gzips runs/reference/* into selector/data/reference/ (the committed
 # reference set: the systems in REFERENCE only, whatever else runs/reference holds).
+# DATASET=v7 runs every system on another packaged version (or an episode file) instead
+# of the default; OUT=DIR writes the runs there instead of runs/reference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=runs/reference
+OUT=${OUT:-runs/reference}
+DATASET=${DATASET:-}
+EPISODES=${DATASET:+\"episodes\": \"$DATASET\", }  # a metadata entry, or nothing (the default)
+# the careful assistant's replies, written blind for this dataset's prompts
+CAREFUL_REPLIES=tests/data/careful_assistant/replies_${DATASET:-v6}.jsonl
 mkdir -p "$OUT" runs/tmp runs/cache
 
 run_system() {  # name model policy presentation tools
@@ -23,7 +29,7 @@ run_system() {  # name model policy presentation tools
   echo "== $name: $(date -u +%FT%TZ)"
   # --use_cache: a run cut short continues where it stopped when the script is rerun
   memrisk eval --model llama-cpp --model_args "model=$model,n_threads=${N_THREADS:-2}" --tasks memriskbench \
-    --metadata "{\"memory_policy\": \"$policy\", \"presentation\": \"$presentation\", \"tools\": \"$tools\"}" \
+    --metadata "{$EPISODES\"memory_policy\": \"$policy\", \"presentation\": \"$presentation\", \"tools\": \"$tools\"}" \
     --apply_chat_template --log_samples --use_cache "runs/cache/$name" --output_path "$tmp"
   mv "$tmp/$model" "$OUT/$name"
   echo "== $name done: $(date -u +%FT%TZ)"
@@ -34,7 +40,7 @@ run_agent() {  # name agent
   if [ -d "$OUT/$name" ]; then echo "skip $name (exists)"; return; fi
   rm -rf "runs/tmp/$name"
   memrisk eval --model memrisk-agent --model_args "agent=$agent,model=$name" --tasks memriskbench \
-    --log_samples --output_path "runs/tmp/$name"
+    --metadata "{${EPISODES%, }}" --log_samples --output_path "runs/tmp/$name"
   mv "runs/tmp/$name/$name" "$OUT/$name"
 }
 
@@ -77,7 +83,7 @@ for sys in "${@:-${ALL[@]}}"; do
       esac ;;
     agent-*) run_agent "$sys" "${sys#agent-}" ;;
     # replies written blind by a capable assistant (README "Capability range"), replayed
-    careful-assistant) run_agent "$sys" "replay:tests/data/careful_assistant/replies_v6.jsonl" ;;
+    careful-assistant) run_agent "$sys" "replay:$CAREFUL_REPLIES" ;;
     weak-*) [ -n "${WEAK[$sys]:-}" ] || { echo "unknown planted profile $sys" >&2; exit 2; }
             run_agent "$sys" "weak:${WEAK[$sys]}" ;;
     rescore)
