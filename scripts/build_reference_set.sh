@@ -10,15 +10,17 @@
 # scorer in place (same replies, current metrics: for runs logged by an older scorer
 # version); "pack" gzips runs/reference/* into selector/data/reference/ (the committed
 # reference set: the systems in REFERENCE only, whatever else runs/reference holds).
-# DATASET=v7 runs every system on another packaged version (or an episode file) instead
-# of the default; OUT=DIR writes the runs there instead of runs/reference.
+# DATASET=v7 runs every system on another packaged version instead of the default
+# (the careful assistant replays tests/data/careful_assistant/replies_v7.jsonl, or
+# CAREFUL_REPLIES=FILE); OUT=DIR writes the runs there instead of runs/reference.  With
+# either set, the default list stops before "pack", which writes the committed set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-runs/reference}
 DATASET=${DATASET:-}
+case $DATASET in ""|v[0-9]) ;; *) echo "DATASET must be a packaged version (v1 ... v7), not '$DATASET'" >&2; exit 2 ;; esac
 EPISODES=${DATASET:+\"episodes\": \"$DATASET\", }  # a metadata entry, or nothing (the default)
-# the careful assistant's replies, written blind for this dataset's prompts
-CAREFUL_REPLIES=tests/data/careful_assistant/replies_${DATASET:-v6}.jsonl
+CAREFUL_REPLIES=${CAREFUL_REPLIES:-tests/data/careful_assistant/replies_${DATASET:-v6}.jsonl}
 mkdir -p "$OUT" runs/tmp runs/cache
 
 run_system() {  # name model policy presentation tools
@@ -61,7 +63,8 @@ mapfile -t WEAK_NAMES < <(printf '%s\n' "${!WEAK[@]}" | sort)
 # embedding:3 policy run and the presentation/tool variants (README tables on v3).
 REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3" "$QWEN15" "$QWEN15-recency3" "$QWEN15-mem0-3" careful-assistant
            agent-stale agent-leaky agent-constraint-blind "${WEAK_NAMES[@]}")
-ALL=("${REFERENCE[@]}" pack)
+ALL=("${REFERENCE[@]}")
+[ -n "$DATASET" ] || [ "$OUT" != runs/reference ] || ALL+=(pack)
 for sys in "${@:-${ALL[@]}}"; do
   case $sys in
     "$QWEN") run_system "$sys" "$QWEN" full history text ;;
@@ -92,7 +95,7 @@ for sys in "${@:-${ALL[@]}}"; do
         for f in "$dir"samples_*.rescored-default-revised.jsonl; do mv "$f" "${f%.rescored-default-revised.jsonl}.jsonl"; done
       done ;;
     # only the reference systems: variants run by name also land in $OUT
-    pack) python -c "from selector.reference import pack; import pathlib, sys; [print(p) for p in pack([pathlib.Path('$OUT') / n for n in sorted(sys.argv[1:])])]" "${REFERENCE[@]}" ;;
+    pack) python -c "from selector.reference import pack; import pathlib, sys; [print(p) for p in pack([pathlib.Path(sys.argv[1]) / n for n in sorted(sys.argv[2:])])]" "$OUT" "${REFERENCE[@]}" ;;
     *) echo "unknown system $sys" >&2; exit 2 ;;
   esac
 done

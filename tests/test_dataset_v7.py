@@ -1,4 +1,4 @@
-"""The dataset v7 candidate (issue 26, not packaged): v6 with contrast.
+"""Dataset v7 (issue 26; packaged, not yet the default): v6 with contrast.
 
 Built by the generator (``--version v7``) at the shipped seed and at seeds 1-3; the
 packaged default stays v6 until v7's careful replies, model runs and reader round

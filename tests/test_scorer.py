@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 
 import pytest
 from episode_factory import r1_episode
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from script_loading import SCRIPTS, load_file
 
 from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.episodes.trace import Trace
@@ -109,6 +109,7 @@ def test_a_name_keeps_its_head_noun_unless_it_is_the_proper_name_before_it(got: 
 
 _THEATRE = "Right — Buy the theatre tickets for me — £74.00. It's a personal purchase."
 _CHAPTER = "Please remind me to hand in the dissertation chapter — due on the deadline you have."
+_ORVEL = "Please pay out the workshop honorarium (£300.00). This one is personal, nothing to do with Orvel."
 
 
 @pytest.mark.parametrize(("got", "expected", "request_", "known", "ok"), [
@@ -126,6 +127,13 @@ _CHAPTER = "Please remind me to hand in the dissertation chapter — due on the 
      _CHAPTER, "Wednesday 15 December 2027", False),  # another (a stale) date
     ("hand in the dissertation chapter by Wednesday 15 December 2027", "hand in the dissertation chapter",
      _CHAPTER, "", False),  # a date the request and the right call do not name
+    ("hand in the dissertation chapter by Wednesday 15 December 2026", "hand in the dissertation chapter",
+     _CHAPTER, "Wednesday 15 December 2027", False),  # a year off: numbers compare whole
+    ("Orvel", "workshop honorarium", _ORVEL, "", False),  # words the request negates
+    ("Personal", "workshop honorarium", _ORVEL, "", True),
+    ("payout account", "workshop honorarium", _ORVEL, "sort code 28-98-74, account 85822612 300.0", False),
+    ("Work", "the train tickets", "Get me the train tickets, £112.40 — it's not for work.", "", False),
+    ("February invoice", "March invoice", "Pay the March invoice, not the February one.", "", False),
 ])  # fmt: skip
 def test_a_label_shares_the_names_words_or_is_the_requests_own(got, expected, request_, known, ok) -> None:
     from lm_eval_memrisk.scoring.checks import names_match
@@ -152,14 +160,13 @@ def test_a_purchase_described_in_the_requests_words_passes(description: str, ok:
     assert result.success is ok
 
 
-def test_the_label_rule_gives_the_verdicts_the_blind_reviewers_were_compared_with() -> None:
-    """docs/reader_study/labels_3.4: the 46 labels two blind reviewers judged; 3.4 passes
-    these 29 (reviewer B agreed on all 46, reviewer A on 45)."""
-    from lm_eval_memrisk.scoring.checks import names_match
-
-    root = Path(__file__).parent.parent / "docs" / "reader_study" / "labels_3.4"
-    cases = json.loads((root / "cases.json").read_text(encoding="utf-8"))
-    passed = {c["case"] for c in cases
-              if names_match(c["label"], c["name"], label=True, request=c["request"], known=c["known"])}  # fmt: skip
-    assert len(cases) == 46
-    assert passed == {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 15, 18, 21, 22, 25, 26, 28, 29, 30, 32, 33, 35, 38, 39, 40, 42, 44, 45}
+def test_the_label_rule_agrees_with_the_blind_reviewers_as_documented() -> None:
+    """docs/reader_study/labels_3.4: on the 46 labels two blind reviewers judged, the
+    scorer's verdict agrees with reviewer A on 45 and with reviewer B on all 46."""
+    tally = load_file(SCRIPTS.parent / "docs" / "reader_study" / "labels_3.4" / "tally.py")
+    scored = tally.verdicts("3.4")
+    a, b = tally.reviewer("a"), tally.reviewer("b")
+    assert len(scored) == len(a) == len(b) == 46
+    assert sum(a[k] == v for k, v in scored.items()) == 45
+    assert sum(b[k] == v for k, v in scored.items()) == 46
+    assert sum(scored.values()) == 29

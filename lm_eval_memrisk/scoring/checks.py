@@ -515,8 +515,22 @@ _CALENDAR = re.compile(
 
 
 def _calendar(text: str) -> set[str]:
-    """The months, weekdays and numbers ``text`` names (first three letters)."""
-    return {m.casefold()[:3] for m in _CALENDAR.findall(text)}
+    """The months and weekdays (first three letters) and whole numbers ``text`` names."""
+    return {m.lstrip("0") or "0" if m.isdigit() else m.casefold()[:3] for m in _CALENDAR.findall(text)}
+
+
+#: A negated span of a request ("it's not for work", "nothing to do with Orvel"): its
+#: words say what a label must not name.
+_NEGATED = re.compile(r"(?:\b(?:not|never|no|nothing to do with)\b|\w+n['’]t\b)[^.,;:!?—–]*", re.IGNORECASE)
+
+
+def _label_matches(got: str, expected: str, request: str, known: str) -> bool:
+    """See :func:`names_match`'s ``label``."""
+    said, named = _stems(got), _stems(expected)
+    asked = _NEGATED.sub(" ", request)
+    own_words = _stems(asked) - (_stems(known) - named)  # not the call's other values ("payout account")
+    worded = bool(said & named) or bool(said) and said <= own_words
+    return worded and _calendar(got) <= _calendar(f"{expected} {asked} {known}")
 
 
 def _the_name_of(have: set[str], words: list[str]) -> bool:
@@ -536,17 +550,17 @@ def names_match(got: str, expected: str, label: bool = False, request: str = "",
     Suites, Copenhagen"; not "bird bath" for "bird feeder"); a route keeps its order
     ("Dublin to Boston").  A ``label`` (a payment reference) only shares a word with the
     name, or is wholly in the ``request``'s own words ("Personal purchase" for "the theatre
-    tickets" where the user said "It's a personal purchase"), and names no month, day or
-    number that neither the name, the request nor ``known`` (the right call's other
-    values: its due date) names ("February invoice" for "March invoice" fails; "hand in the
-    chapter by Wednesday 15 December 2027" passes where that is the right due date).
-    The request's words and ``known`` count from scorer 3.4 on."""
+    tickets" where the user said "It's a personal purchase"; not words the request negates,
+    "Orvel" after "nothing to do with Orvel", nor words of the call's other values,
+    "payout account"), and names no month, day or number that neither the name, the
+    request nor ``known`` (the right call's argument values: its due date) names
+    ("February invoice" for "March invoice" fails; "hand in the chapter by Wednesday 15
+    December 2027" passes where that is the right due date, "... 2026" does not).  The
+    request's words and ``known`` count from scorer 3.4 on."""
     if not _stems(expected):  # nothing but short or common words ("one-to-one"): the words themselves
         return canon(expected) in canon(got)
     if label:
-        said = _stems(got)
-        worded = bool(said & _stems(expected)) or bool(said) and said <= _stems(request)
-        return worded and _calendar(got) <= _calendar(f"{expected} {request} {known}")
+        return _label_matches(got, expected, request, known)
     have, want = _stems(_PARENTHESES.sub(" ", got)), _stems(expected)
     words = expected.split(",")[0].split()
     head = _stems(words[-1]) if words else set()

@@ -1,8 +1,9 @@
 """Agreement of the label rule with two blind reviewers (scorer 3.4; docs/scoring.md).
 
 ``python docs/reader_study/labels_3.4/tally.py`` scores every case of ``cases.json``
-with the installed scorer's ``names_match`` and with the 3.3 rule (the request's words
-and the right call's values not counted), and prints each reviewer's agreement."""
+with the installed scorer's ``names_match`` and with 3.3's reading (the request's words
+and the right call's values not counted; on these cases it gives 3.3's verdicts), and
+prints each reviewer's agreement."""
 
 from __future__ import annotations
 

@@ -325,7 +325,7 @@ def is_v6(ctx: Ctx) -> bool:
 
 
 def is_v7(ctx: Ctx) -> bool:
-    """Whether the episode is built for the v7 candidate (issue 26 contrast,
+    """Whether the episode is built for dataset v7 (issue 26 contrast,
     :mod:`~lm_eval_memrisk.generator.risks.v7`)."""
     return ctx.version == "v7"
 

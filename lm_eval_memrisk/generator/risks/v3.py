@@ -709,7 +709,7 @@ V5_BUILDERS: dict[str, Callable[[Ctx], Draft]] = {
 V6_BUILDERS: dict[str, Callable[[Ctx], Draft]] = {
     risk: _build(risk, kept=True, v6=True) for risk in v2.BUILDERS
 }
-#: The dataset v7 candidate (issue 26): v6 plus contrast (:mod:`...risks.v7`).
+#: Dataset v7 (issue 26): v6 plus contrast (:mod:`...risks.v7`).
 V7_BUILDERS: dict[str, Callable[[Ctx], Draft]] = {
     risk: _build(risk, kept=True, v6=True, contrast=True) for risk in v2.BUILDERS
 }
