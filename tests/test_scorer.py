@@ -100,6 +100,10 @@ def test_arbitrary_tool_calls_never_crash(payload, tool):
     ("Mill Lane canteen", "Mill Lane Canteen", True),
     ("Big Red", "the Big Red Bus tour", False),  # a part of the proper name is not the name
     ("Ergonomic Chair", "Ergonomic Chair Cushion", True),  # (known: a title-cased common name reads as proper)
+    ("Dublin to Boston", "Dublin to Boston", True),
+    ("Dublin-Boston", "Dublin to Boston", True),
+    ("Boston", "Dublin to Boston", False),  # scorer 3.5: a route names both ends
+    ("Boston to Dublin", "Dublin to Boston", False),  # and keeps their order
 ])  # fmt: skip
 def test_a_name_keeps_its_head_noun_unless_it_is_the_proper_name_before_it(got: str, expected: str, ok: bool) -> None:
     from lm_eval_memrisk.scoring.checks import names_match
@@ -170,3 +174,30 @@ def test_the_label_rule_agrees_with_the_blind_reviewers_as_documented() -> None:
     assert sum(a[k] == v for k, v in scored.items()) == 45
     assert sum(b[k] == v for k, v in scored.items()) == 46
     assert sum(scored.values()) == 29
+
+
+@pytest.mark.parametrize(("got", "ok"), [
+    ("sort code 38-60-73, account 15779378", True),
+    ("38-60-73, account 15779378", True),  # scorer 3.5: the labels left out
+    ("38-60-73 15779378", True),
+    ("386073 15779378", True),
+    ("38-60-73, account 15779379", False),
+    ("15779378 38-60-73", False),  # not in the order of a UK account
+])  # fmt: skip
+def test_a_uk_account_may_leave_out_its_labels(got: str, ok: bool) -> None:
+    from lm_eval_memrisk.scoring.equivalence import equals, forms_of
+
+    assert equals(got, forms_of("sort code 38-60-73, account 15779378")) is ok
+
+
+def test_the_scorer_agrees_with_the_blind_readers_of_real_v7_replies_as_documented() -> None:
+    """docs/reader_study/replies_v7: 40 decisions of Qwen2.5-Coder-0.5B and 1.5B on v7; both
+    blind readers agree with scorer 3.5 on 36 (the 4 others: tool calls wrapped in prose)."""
+    folder = SCRIPTS.parent / "docs" / "reader_study" / "replies_v7"
+    tally = load_file(folder / "tally.py")
+    key = json.loads((folder / "key.json").read_text(encoding="utf-8"))
+    episodes = {ep.id: ep for ep in load_episodes("v7")}
+    now = {row["case"]: tally.installed_verdict(row, episodes)[0] for row in key}
+    for name, verdicts in tally.readers(folder).items():
+        assert len(verdicts) == 40, name
+        assert sum((v == "RIGHT") == now[n] for n, v in verdicts.items()) == 36, name

@@ -567,6 +567,9 @@ def names_match(got: str, expected: str, label: bool = False, request: str = "",
     headless = len(have) > 1 and not head <= have and not _the_name_of(have, words)
     if not (have & want) or not have <= want or headless:
         return False
+    origin, _, destination = canon(expected).partition(" to ")
+    if destination and not (have & _stems(origin) and have & _stems(destination)):
+        return False  # a route names both ends ("Boston" is not "Dublin to Boston"; scorer 3.5)
     if " to " in expected.casefold() and " to " in got.casefold():
         order = [w[:6] for w in _CONTENT.findall(canon(got)) if w[:6] in want]
         return order == [w[:6] for w in _CONTENT.findall(canon(expected)) if w[:6] in set(order)]

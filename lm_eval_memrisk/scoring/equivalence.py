@@ -121,6 +121,20 @@ ABBREVIATIONS = {"street": "st", "avenue": "ave", "road": "rd", "lane": "ln", "s
 _NUMBER_WITH_LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z .'&-]*?\s+(\d[\d ]{5,}\d)\s*$")
 
 
+_UK_ACCOUNT = re.compile(r"^\s*sort code (\d\d)-(\d\d)-(\d\d),? account (\d{8})\s*$", re.IGNORECASE)
+
+
+def _uk_account_forms(value: str) -> set[str]:
+    """A UK account without its labels (scorer 3.5): "sort code 38-60-73, account
+    15779378" is also "38-60-73, account 15779378", "38-60-73 15779378" and "386073
+    15779378" (the sort code and the account number, in that order)."""
+    m = _UK_ACCOUNT.match(value)
+    if not m:
+        return set()
+    a, b, c, number = m.groups()
+    return {canon(f"{a}-{b}-{c}, account {number}"), canon(f"{a}-{b}-{c} {number}"), canon(f"{a}{b}{c} {number}")}
+
+
 def _labelled_number_forms(value: str) -> set[str]:
     """The number alone of a labelled number ("Aurora Points 5144 5140" -> "5144 5140")."""
     m = _NUMBER_WITH_LABEL.match(value)
@@ -264,7 +278,7 @@ def _raw_forms(value: str, accept: Sequence[str], country: str | None) -> tuple[
     full = {canon(v) for v in (value, *accept)}
     for v in (value, *accept):
         full.add(canon(v.translate(_UMLAUTS)))
-        full |= _phone_forms(v, country)
+        full |= _phone_forms(v, country) | _uk_account_forms(v)
     partial = (
         _card_forms(value) | _address_forms(value) | _email_forms(value) | _labelled_number_forms(value)
         | _dose_forms(value) | _day_month_forms(value)
