@@ -15,6 +15,7 @@ from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.episodes.trace import Trace
 from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode, trace_from_replies
+from lm_eval_memrisk.scoring.parse import parse_action
 from lm_eval_memrisk.scoring.scorer import score
 
 EP = r1_episode()
@@ -183,6 +184,8 @@ def test_the_label_rule_agrees_with_the_blind_reviewers_as_documented() -> None:
     ("386073 15779378", True),
     ("38-60-73, account 15779379", False),
     ("15779378 38-60-73", False),  # not in the order of a UK account
+    ("sort code 38-60-73", False),  # the sort code alone is no account (scorer 3.6)
+    ("38-60-73", False),
 ])  # fmt: skip
 def test_a_uk_account_may_leave_out_its_labels(got: str, ok: bool) -> None:
     from lm_eval_memrisk.scoring.equivalence import equals, forms_of
@@ -192,7 +195,8 @@ def test_a_uk_account_may_leave_out_its_labels(got: str, ok: bool) -> None:
 
 def test_the_scorer_agrees_with_the_blind_readers_of_real_v7_replies_as_documented() -> None:
     """docs/reader_study/replies_v7: 40 decisions of Qwen2.5-Coder-0.5B and 1.5B on v7; both
-    blind readers agree with scorer 3.5 on 36 (the 4 others: tool calls wrapped in prose)."""
+    blind readers agree with scorer 3.5 on 36 and, since 3.6 reads a call wrapped in words as
+    text, on all 40."""
     folder = SCRIPTS.parent / "docs" / "reader_study" / "replies_v7"
     tally = load_file(folder / "tally.py")
     key = json.loads((folder / "key.json").read_text(encoding="utf-8"))
@@ -200,4 +204,23 @@ def test_the_scorer_agrees_with_the_blind_readers_of_real_v7_replies_as_document
     now = {row["case"]: tally.installed_verdict(row, episodes)[0] for row in key}
     for name, verdicts in tally.readers(folder).items():
         assert len(verdicts) == 40, name
-        assert sum((v == "RIGHT") == now[n] for n, v in verdicts.items()) == 36, name
+        assert sum((v == "RIGHT") == now[n] for n, v in verdicts.items()) == 40, name
+
+
+def test_the_scorer_agrees_with_the_blind_readers_of_wrapped_calls_as_documented() -> None:
+    """docs/reader_study/wrapped_calls: 24 real replies with words around a JSON call and 8
+    constructed controls ("On it." before the call); both blind readers judge all 32 not
+    called and wrong, as scorer 3.6 does (under 3.5, 10 of the 24 real replies passed)."""
+    folder = SCRIPTS.parent / "docs" / "reader_study" / "wrapped_calls"
+    tally = load_file(folder / "tally.py")
+    key = json.loads((folder / "key.json").read_text(encoding="utf-8"))
+    episodes = {v: {ep.id: ep for ep in load_episodes(v)} for v in {row["dataset"] for row in key}}
+    now = {row["case"]: tally.installed_verdict(row, episodes[row["dataset"]])[0] for row in key}
+    called = tally.readers(folder, tally.CALLED)
+    replies = {row["case"]: row["reply"] for row in key}
+    for name, verdicts in tally.readers(folder).items():
+        assert len(verdicts) == len(called[name]) == len(key) == 32, name
+        assert sum((v == "RIGHT") == now[n] for n, v in verdicts.items()) == 32, name
+        assert all((v == "CALLED") == (parse_action(replies[n]).kind == "tool_call")
+                   for n, v in called[name].items()), name  # fmt: skip
+    assert sum(row["passed"] for row in key if not row.get("control")) == 10  # as logged under 3.5

@@ -42,7 +42,8 @@ class Action:
     tool: str | None = None
     arguments: Mapping[str, Any] = field(default_factory=dict)
     reason: str | None = None
-    """Why a reply is ``invalid`` (e.g. malformed JSON inside <tool_call>)."""
+    """Why a reply is ``invalid`` (e.g. malformed JSON inside <tool_call>), or why a reply
+    holding a JSON call is text (``parse.WRAPPED_CALL``: words around the call, scorer 3.6)."""
 
     @property
     def content(self) -> str:

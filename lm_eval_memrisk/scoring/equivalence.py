@@ -215,10 +215,11 @@ def _card_forms(value: str) -> set[str]:
 
 
 def _address_forms(value: str) -> set[str]:
-    """Street + number, and the address without its postcode."""
+    """Street + number, and the address without its postcode (a UK account is not an
+    address: its sort code alone is no form of it, scorer 3.6)."""
     parts = [p.strip() for p in value.split(",")]
     out: set[str] = set()
-    if len(parts) >= 2 and re.search(r"\d", parts[0]) and re.search(r"[^\W\d_]", parts[0]):
+    if len(parts) >= 2 and not _UK_ACCOUNT.match(value) and re.search(r"\d", parts[0]) and re.search(r"[^\W\d_]", parts[0]):
         out.add(canon(parts[0]))
         no_postcode = [re.sub(r"^\d{4,5}\s+", "", p) for p in parts]
         out.add(canon(", ".join(no_postcode)))
