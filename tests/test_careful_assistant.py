@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from lm_eval_memrisk.episodes.loader import load_episodes
-from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.running.agent_registry import get_agent
 from lm_eval_memrisk.running.runner import run_episode
 from lm_eval_memrisk.scoring.scorer import score
@@ -52,15 +51,11 @@ REPLIES_V7 = Path(__file__).parent / "data" / "careful_assistant" / "replies_v7.
 KNOWN_FAILURES_V7: dict[str, str] = {}
 
 
-def _episodes(version: str) -> list[Episode]:
-    return load_episodes(version, track="all")
-
-
 @pytest.mark.parametrize(
     ("version", "replies", "known"),
     [("v5", REPLIES, KNOWN_FAILURES), ("v6", REPLIES_V6, KNOWN_FAILURES_V6), ("v7", REPLIES_V7, KNOWN_FAILURES_V7)],
 )
 def test_the_careful_replies_fail_only_where_classified(version: str, replies: Path, known: dict[str, str]) -> None:
     agent = get_agent(f"replay:{replies}")
-    failed = {ep.id for ep in _episodes(version) if not score(ep, run_episode(ep, agent)).success}
+    failed = {ep.id for ep in load_episodes(version, track="all") if not score(ep, run_episode(ep, agent)).success}
     assert failed == set(known)

@@ -107,9 +107,11 @@ class EpisodeValues:
 _PATTERN_WORDS = re.compile(r"\(\?:([^()]*)\)")
 
 
-def request_of(episode: Episode, dp: Event) -> str:
-    """``dp``'s request: the text of the last user message before it ("" if none)."""
-    return next((e.text or "" for e in reversed(events_before(episode, dp.id)) if e.type == "user_message"), "")
+def request_of(episode: Episode, dp: Event, before: Sequence[Event] | None = None) -> str:
+    """``dp``'s request: the text of the last user message before it ("" if none);
+    ``before`` is ``events_before(episode, dp.id)`` when the caller has it."""
+    events = events_before(episode, dp.id) if before is None else before
+    return next((e.text or "" for e in reversed(events) if e.type == "user_message"), "")
 
 
 def _subject_texts(episode: Episode, dp: Event) -> list[str]:
@@ -117,7 +119,7 @@ def _subject_texts(episode: Episode, dp: Event) -> list[str]:
     message before it), the tools and memory keys of its reference and naive actions,
     and the words its own checks look for."""
     before = events_before(episode, dp.id)
-    texts = [request_of(episode, dp)]
+    texts = [request_of(episode, dp, before)]
     for action in (dp.reference or {}, dp.naive or {}):
         if isinstance(action.get("tool"), str):
             texts.append(str(action["tool"]).replace("_", " "))
