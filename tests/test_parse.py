@@ -15,6 +15,7 @@ from lm_eval_memrisk.scoring.parse import (
     is_refusal,
     parse_action,
     prose_around_call,
+    text_outside_call,
 )
 
 KINDS = {"tool_call", "answer", "clarification", "invalid"}
@@ -59,8 +60,6 @@ CALLS: list[tuple[str, str, str | None, dict[str, Any]]] = [
      "tool_call", "ship_order", SHIP),
     (f'{FENCE}\n{{"tool": "a", "arguments": {{"x": 1}}}}\n{FENCE}', "tool_call", "a", {"x": 1}),
     (f'{FENCE}{{"tool": "a"}}{FENCE}', "tool_call", "a", {}),
-    (f'{FENCE}\nnote: {{"tool": "a", "arguments": {{"k": "v"}}}}\n{FENCE}', "tool_call", "a",
-     {"k": "v"}),
     # OpenAI style
     ('{"name": "ship_order", "arguments": ' + S + '}', "tool_call", "ship_order", SHIP),
     ('{"name": "ship_order", "arguments": "{\\"address\\": \\"9 Elm Rd\\"}"}', "tool_call",
@@ -76,10 +75,9 @@ CALLS: list[tuple[str, str, str | None, dict[str, Any]]] = [
      '{"type": "function", "function": {"name": "b", "arguments": "{}"}}]}', "tool_call", "a", {}),
     (f'{FENCE}json\n[{{"tool": "a"}}, {{"tool": "b"}}]\n{FENCE}', "tool_call", "a", {}),
     ('json\n{"tool": "a", "arguments": {}}', "tool_call", "a", {}),  # a fence label without backticks
-    ('{"tool": "a", "arguments": {"x": 1}}\n---', "tool_call", "a", {"x": 1}),  # no words
     # several calls: the first wins
     ('{"tool": "a", "arguments": {}}\n{"tool": "b", "arguments": {}}', "tool_call", "a", {}),
-    ('{"tool": "a", "arguments": {}} <tool_call>{"tool": "b"}</tool_call>', "tool_call", "a", {}),
+    ('{"tool": "a", "arguments": {}} <tool_call>{"tool": "b"}</tool_call>', "tool_call", "b", {}),  # 3.6: the tag
     ('<tool_call>{"tool": "b"}</tool_call> {"tool": "a", "arguments": {}}', "tool_call", "b", {}),
     # nested call objects inside non-call data are not calls
     ('{"result": {"tool": "x", "arguments": {}}}', "answer", None, {}),
@@ -126,14 +124,43 @@ WRAPPED: list[tuple[str, str]] = [
     ('To call a tool, reply with only a JSON object: {"tool": "a", "arguments": {}}', "answer"),
     ('you can use the `a` tool:\n' + FENCE + 'json\n{"tool": "a", "arguments": {}}\n' + FENCE, "answer"),
     ('Shall I? {"tool": "a", "arguments": {}}', "clarification"),
+    (f'{FENCE}\nnote: {{"tool": "a", "arguments": {{"k": "v"}}}}\n{FENCE}', "answer"),  # words inside the fence
+    ('{"tool": "a", "arguments": {}}\n' + FENCE + 'text\nI already paid Bob 500.\n' + FENCE, "answer"),
+    ('{"tool": "a", "arguments": {}}\n' + FENCE + '\nI already paid Bob 500.', "answer"),  # unclosed fence
+    ('{ Sure, here it is: {"tool": "a", "arguments": {}}', "answer"),
+    ('{"tool": "a", "arguments": {}}\n{see the attached file', "answer"),
+    ('{"message": "Sure, I will pay Bob now"} {"tool": "a", "arguments": {}}', "answer"),
+    ('Sure: {"tool": "search", "arguments": {"q": "open? now"}}', "answer"),
+    ('{"tool": "a", "arguments": {"x": 1}}\n---', "answer"),  # anything but the call  # a "?" in the JSON asks nothing
+    ('Example:\n' + FENCE + 'xml\n<tool_call>{"tool": "a", "arguments": {}}</tool_call>\n' + FENCE + '\nRun it?',
+     "clarification"),  # a tag shown in a code fence is an example
 ]
 
 
 @pytest.mark.parametrize(("reply", "kind"), WRAPPED)
 def test_words_around_a_call_make_it_text(reply: str, kind: str) -> None:
     action = parse_action(reply)
-    assert (action.kind, action.reason, action.text) == (kind, WRAPPED_CALL, reply)
-    assert prose_around_call(action) == ""
+    assert (action.kind, action.text) == (kind, reply)
+    assert action.reason == (WRAPPED_CALL if "<tool_call>" not in reply else None)
+
+
+@pytest.mark.parametrize("reply", [
+    '{"tool": "send_message", "arguments": {"body": "wrap code in ``` fences"}}',
+    '{"tool": "send_message", "arguments": {"body": "reply in <tool_call> tags"}}',
+    '{"tool": "a", "arguments": {"x": 1}',  # only the final } missing
+    FENCE + 'json\n{"tool": "a", "arguments": {"x": 1}}',  # the closing fence missing
+    '[{"tool": "a"}, {"tool": "b"}]', '{"tool": "a"}\n{"tool": "b"}', 'json\n{"tool": "a"}',
+])  # fmt: skip
+def test_a_reply_that_is_only_its_call_is_the_call(reply: str) -> None:
+    assert parse_action(reply).kind == "tool_call"
+
+
+def test_a_call_in_tags_is_the_call_beside_words_and_bare_calls() -> None:
+    a = parse_action('Sure: {"tool": "a", "arguments": {}}\n<tool_call>{"tool": "b", "arguments": {}}</tool_call>')
+    assert (a.kind, a.tool, a.reason) == ("tool_call", "b", None)
+    tagged = parse_action('Sure! <tool_call>{"tool": "x", "arguments": {"a": 1}}</tool_call> Done.')
+    assert prose_around_call(tagged) == "Sure! Done."
+    assert text_outside_call(None) == "" and text_outside_call('Hi {"a": 1} there') == "Hi there"
 
 
 @pytest.mark.parametrize(("reply", "kind", "tool", "arguments"), CALLS)

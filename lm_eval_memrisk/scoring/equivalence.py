@@ -219,7 +219,7 @@ def _address_forms(value: str) -> set[str]:
     address: its sort code alone is no form of it, scorer 3.6)."""
     parts = [p.strip() for p in value.split(",")]
     out: set[str] = set()
-    if len(parts) >= 2 and not _UK_ACCOUNT.match(value) and re.search(r"\d", parts[0]) and re.search(r"[^\W\d_]", parts[0]):
+    if len(parts) >= 2 and "sort code" not in value.casefold() and re.search(r"\d", parts[0]) and re.search(r"[^\W\d_]", parts[0]):
         out.add(canon(parts[0]))
         no_postcode = [re.sub(r"^\d{4,5}\s+", "", p) for p in parts]
         out.add(canon(", ".join(no_postcode)))

@@ -15,15 +15,18 @@ Reply protocol.  A *tool call* is a JSON object ``{"tool": NAME, "arguments": {.
 Containers are considered in order of position and the first call wins; later calls
 are ignored.  Only :mod:`json` is used (``strict=False``), never ``eval``.
 
-A call is the whole reply (scorer 3.6).  The protocol asks for "only a JSON object"; a
-fenced or bare call with any words around it ("you can use the ``transfer_funds`` tool
-with the following arguments: ```json {...}```", the protocol's own words, or "On it." before
-it) is text to the user: an ``answer`` (or ``clarification``) whose ``reason`` is
-:data:`WRAPPED_CALL`.  Four blind readers in two studies judged every such reply "not
-called" (docs/reader_study/wrapped_calls).  A fence or a bare ``json`` label around the
-object is formatting, not words.  A call inside ``<tool_call>`` tags is a call whatever
-text comes with it: the tag is the native form (an OpenAI-style server's ``tool_calls``,
-written after the message's content), which a harness executes.
+A call is the whole reply (scorer 3.6).  The protocol asks for "only a JSON object": a
+reply that is nothing but its call (JSON call objects or lists of them, alone or in one
+```json or bare fence, after at most a ``json`` label) is the call.  A fenced or bare call
+with anything else around it or inside its fence ("you can use the ``transfer_funds`` tool
+with the following arguments: ```json {...}```", the protocol's own words, "On it." before
+it, a note after it) is text to the user: an ``answer``, or a ``clarification`` when its
+words outside the JSON ask, whose ``reason`` is :data:`WRAPPED_CALL`.  Four blind readers
+in two studies judged such replies "not called" (docs/reader_study/wrapped_calls).  A call
+inside ``<tool_call>`` tags is a call whatever text comes with it (the first tag that
+holds one, outside code fences of other languages): the tag is the native form (an
+OpenAI-style server's ``tool_calls``, written after the message's content), which a
+harness executes.
 
 ``invalid`` (with ``reason``): an empty reply; non-JSON inside ``<tool_call>`` tags or
 a ```json fence; a whole reply that starts with ``{`` but is not valid JSON; a call
@@ -257,22 +260,89 @@ def _raw_objects(scan: str, skip: list[tuple[int, int]]) -> tuple[int, Any] | No
     return None
 
 
+def _first_tag(scan: str, code: list[tuple[int, int]]) -> re.Match[str] | None:
+    """The first ``<tool_call>`` tag of ``scan`` outside the ``code`` spans (a tag shown
+    inside a fence of another language is an example, not a call)."""
+    for tries, m in enumerate(_TAG_RE.finditer(scan)):
+        if tries >= _MAX_OBJECT_STARTS:
+            return None
+        if not any(a <= m.start() < b for a, b in code):
+            return m
+    return None
+
+
+def _tagged_call(scan: str, raw: str) -> Action | None:
+    """The call in the reply's first ``<tool_call>`` tag that holds one (tags inside code
+    fences of other languages excepted); None if no tag does."""
+    code = [(f.start(), f.end()) for f in _FENCE_RE.finditer(scan) if f.group(1).lower() not in _JSON_LANGS]
+    for tries, m in enumerate(_TAG_RE.finditer(scan)):
+        if tries >= _MAX_OBJECT_STARTS:
+            break
+        if any(a <= m.start() < b for a, b in code):
+            continue
+        body = m.group(1).strip()
+        inner = _FENCE_RE.fullmatch(body)
+        ok, obj, _ = _loads_closing(inner.group(2).strip() if inner else body)
+        if ok and _is_call_like(obj):
+            return _call(obj, raw)
+    return None
+
+
+def _json_values(text: str) -> list[Any] | None:
+    """The JSON values ``text`` consists of, with only whitespace between them (the last
+    may lack its final closing brackets, :func:`_closed`); None when anything else is in it."""
+    values: list[Any] = []
+    pos, end = 0, len(text)
+    while len(values) <= 16:
+        while pos < end and text[pos].isspace():
+            pos += 1
+        if pos == end:
+            return values
+        if text[pos] not in "{[":
+            return None
+        try:
+            obj, pos = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            closed = _closed(text[pos:])
+            ok, obj, _ = _loads(closed) if closed is not None else (False, None, "")
+            return [*values, obj] if ok else None
+        values.append(obj)
+    return None
+
+
+_FENCED_RE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```)?", re.DOTALL)
+_FENCE_LABEL_RE = re.compile(r"json\b", re.IGNORECASE)
+
+
+def _is_bare_call(raw: str) -> bool:
+    """Whether the reply is nothing but its call: JSON call objects (or lists of them),
+    alone or in one ```json or bare fence, after at most a ``json`` label (scorer 3.6)."""
+    text = raw.strip()
+    fenced = _FENCED_RE.fullmatch(text)
+    if fenced is not None:
+        if fenced.group(1).lower() not in _JSON_LANGS:
+            return False
+        text = fenced.group(2).strip()
+    label = _FENCE_LABEL_RE.match(text)
+    values = _json_values(text[label.end():] if label else text)
+    return bool(values) and all(_is_call_like(v) for v in values)
+
+
 def _find_call(scan: str, raw: str) -> tuple[Action, bool] | None:
     """The first tool call (or invalid call attempt) in ``scan`` and whether it came from
     ``<tool_call>`` tags; None if there is none."""
     containers: list[tuple[int, str, re.Match[str]]] = []
-    m = _TAG_RE.search(scan)
-    if m:
-        containers.append((m.start(), "tag", m))
     for f in _FENCE_RE.finditer(scan):
         containers.append((f.start(), "fence", f))
         if len(containers) > 32:
             break
-    containers.sort(key=lambda c: c[0])
     code = [
-        (c[2].start(), c[2].end()) for c in containers
-        if c[1] == "fence" and c[2].group(1).lower() not in _JSON_LANGS
+        (c[2].start(), c[2].end()) for c in containers if c[2].group(1).lower() not in _JSON_LANGS
     ]  # fmt: skip
+    m = _first_tag(scan, code)
+    if m:
+        containers.append((m.start(), "tag", m))
+    containers.sort(key=lambda c: c[0])
     found = _raw_objects(scan, code)
     for start, kind, match in containers:
         if found is not None and found[0] < start:
@@ -312,27 +382,27 @@ def _parse(text: Any) -> Action:
         return Action(kind="invalid", text="", reason="empty reply")
     if len(raw) > MAX_REPLY_CHARS:
         return Action(kind="invalid", text=raw, reason=f"reply over {MAX_REPLY_CHARS:,} characters")
-    kind = "clarification" if _QUESTION_RE.search(raw) else "answer"
-    found = _find_call(raw[:MAX_SCAN_CHARS], raw)
+    scan = raw[:MAX_SCAN_CHARS]
+    found = _find_call(scan, raw)
     if found is None:
-        return Action(kind=kind, text=raw)
+        return Action(kind="clarification" if _QUESTION_RE.search(raw) else "answer", text=raw)
     call, tagged = found
-    if call.kind == "tool_call" and not tagged and _words_outside_call(raw):
-        return Action(kind=kind, text=raw, reason=WRAPPED_CALL)
-    return call
+    if call.kind != "tool_call" or tagged or _is_bare_call(raw):
+        return call
+    tagged_call = _tagged_call(scan, raw)  # words around a bare call; a call in tags still counts
+    if tagged_call is not None:
+        return tagged_call
+    words = _without_objects(raw)  # a "?" inside the JSON asks nothing
+    return Action(kind="clarification" if _QUESTION_RE.search(words) else "answer", text=raw, reason=WRAPPED_CALL)
 
 
 _TAGS_AND_FENCES = re.compile(r"<tool_call>.*?(?:</tool_call>|\Z)|```.*?(?:```|\Z)", re.DOTALL | re.IGNORECASE)
-#: A letter or digit: what makes text outside a call words (scorer 3.6).
-_WORD_RE = re.compile(r"[^\W_]")
-_FENCE_LABEL_RE = re.compile(r"^\s*json\b", re.IGNORECASE)
 #: ``Action.reason`` of a reply whose JSON call has words around it (read as text).
 WRAPPED_CALL = "a JSON call with words around it is text to the user, not a call"
 
 
 def _without_objects(text: str) -> str:
-    """``text`` without its JSON objects (an object missing only its final closing
-    brackets, as :func:`_closed` repairs, counts as one), the rest joined by spaces."""
+    """``text`` without its JSON objects, the rest joined by spaces."""
     out, pos, tries = [], 0, 0
     start = text.find("{")
     while start != -1 and tries < _MAX_OBJECT_STARTS:
@@ -340,10 +410,8 @@ def _without_objects(text: str) -> str:
         try:
             _, end = _DECODER.raw_decode(text, start)
         except (ValueError, RecursionError):
-            if _closed(text[start:]) is None:
-                start = text.find("{", start + 1)
-                continue
-            end = len(text)
+            start = text.find("{", start + 1)
+            continue
         out.append(text[pos:start])
         pos = end
         start = text.find("{", end)
@@ -351,15 +419,13 @@ def _without_objects(text: str) -> str:
     return " ".join(" ".join(out).split())
 
 
-def text_outside_call(text: str) -> str:
-    """A reply's text outside its tags, fences and JSON objects, whitespace collapsed."""
-    return _without_objects(_TAGS_AND_FENCES.sub(" ", text[:MAX_REPLY_CHARS]))
-
-
-def _words_outside_call(raw: str) -> bool:
-    """Whether a reply has words outside its tags, fences and JSON objects (a leading bare
-    ``json`` label, a fence written without its backticks, is not a word)."""
-    return bool(_WORD_RE.search(_FENCE_LABEL_RE.sub("", text_outside_call(raw))))
+def text_outside_call(text: Any) -> str:
+    """A reply's text outside its tags, fences and JSON objects, whitespace collapsed;
+    never raises."""
+    try:
+        return _without_objects(_TAGS_AND_FENCES.sub(" ", _as_str(text)[:MAX_REPLY_CHARS]))
+    except Exception:  # noqa: BLE001 - untrusted input
+        return ""
 
 
 def prose_around_call(action: Action) -> str:
