@@ -325,7 +325,7 @@ def _is_bare_call(raw: str) -> bool:
         text = fenced.group(2).strip()
     label = _FENCE_LABEL_RE.match(text)
     values = _json_values(text[label.end():] if label else text)
-    return bool(values) and all(_is_call_like(v) for v in values)
+    return values is not None and bool(values) and all(_is_call_like(v) for v in values)
 
 
 def _find_call(scan: str, raw: str) -> tuple[Action, bool] | None:
