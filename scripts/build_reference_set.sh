@@ -20,7 +20,7 @@ OUT=${OUT:-runs/reference}
 DATASET=${DATASET:-}
 case $DATASET in ""|v[0-9]) ;; *) echo "DATASET must be a packaged version (v1 ... v7), not '$DATASET'" >&2; exit 2 ;; esac
 EPISODES=${DATASET:+\"episodes\": \"$DATASET\", }  # a metadata entry, or nothing (the default)
-CAREFUL_REPLIES=${CAREFUL_REPLIES:-tests/data/careful_assistant/replies_${DATASET:-v6}.jsonl}
+CAREFUL_REPLIES=${CAREFUL_REPLIES:-tests/data/careful_assistant/replies_${DATASET:-v7}.jsonl}
 mkdir -p "$OUT" runs/tmp runs/cache
 
 run_system() {  # name model policy presentation tools
@@ -59,9 +59,10 @@ declare -A WEAK=(
   [weak-decay8-p0.9]=decay8:p=0.9:seed=0
 )
 mapfile -t WEAK_NAMES < <(printf '%s\n' "${!WEAK[@]}" | sort)
-# The committed reference set (dataset v6, render 4; 21 systems).  Also runnable by name, not in it: the
-# embedding:3 policy run and the presentation/tool variants (README tables on v3).
-REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3" "$QWEN15" "$QWEN15-recency3" "$QWEN15-mem0-3" careful-assistant
+# The committed reference set (dataset v7, render 4; 20 systems).  Also runnable by name, not in it: the
+# embedding:3 policy run, the presentation/tool variants (README tables on v3), and
+# Qwen2.5-Coder-1.5B under mem0:3, which the v6 set had and v7's does not have yet.
+REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3" "$QWEN15" "$QWEN15-recency3" careful-assistant
            agent-stale agent-leaky agent-constraint-blind "${WEAK_NAMES[@]}")
 ALL=("${REFERENCE[@]}")
 [ -n "$DATASET" ] || [ "$OUT" != runs/reference ] || ALL+=(pack)

@@ -152,7 +152,7 @@ def test_a_label_shares_the_names_words_or_is_the_requests_own(got, expected, re
 def test_a_purchase_described_in_the_requests_words_passes(description: str, ok: bool) -> None:
     """v6 R5-hard-02: "Buy the online course for me — £59.00. It's a personal purchase."
     Every decision gets its reference call; the purchase's description varies."""
-    ep = next(e for e in EPISODES if e.id == "R5-hard-02" and e.version == "6.0")
+    ep = next(e for e in load_episodes("v6") if e.id == "R5-hard-02")
     replies = {}
     for dp in ep.decision_points:
         call = dict(dp.reference or {})

@@ -1,7 +1,7 @@
 """Generate whole datasets: counts per (risk, tier), family cycles, ids, ordering, output.
 
-``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v6.jsonl`` (and with
-``version="v1"``..``"v5"`` the older files) byte for byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
+``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v7.jsonl`` (and with
+``version="v1"``..``"v6"`` the older files) byte for byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
 tier, index, attempt)`` (see :mod:`~lm_eval_memrisk.generator.seeding`).
 """
 
@@ -55,7 +55,7 @@ from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 #: Dataset versions the generator can build: name -> the episodes' ``version`` field
 #: (the inverse of the loader's table, which names the packaged file of each field).
 VERSIONS: dict[str, str] = {name: field for field, name in VERSION_FIELDS.items()}
-DEFAULT_VERSION = "v6"
+DEFAULT_VERSION = "v7"
 #: Versions whose phrasing is counterbalanced (built twice: :mod:`.phrasing`).
 COUNTERBALANCED = frozenset({"v7"})
 VERSION = VERSIONS[DEFAULT_VERSION]
