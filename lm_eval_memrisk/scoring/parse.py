@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from lm_eval_memrisk.episodes.trace import Action
@@ -260,26 +260,26 @@ def _raw_objects(scan: str, skip: list[tuple[int, int]]) -> tuple[int, Any] | No
     return None
 
 
-def _first_tag(scan: str, code: list[tuple[int, int]]) -> re.Match[str] | None:
-    """The first ``<tool_call>`` tag of ``scan`` outside the ``code`` spans (a tag shown
-    inside a fence of another language is an example, not a call)."""
+def _tags_outside(scan: str, code: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    """The ``<tool_call>`` tags of ``scan`` outside the ``code`` spans (a tag shown inside
+    a fence of another language is an example, not a call), at most
+    :data:`_MAX_OBJECT_STARTS` tried."""
     for tries, m in enumerate(_TAG_RE.finditer(scan)):
         if tries >= _MAX_OBJECT_STARTS:
-            return None
+            return
         if not any(a <= m.start() < b for a, b in code):
-            return m
-    return None
+            yield m
+
+
+def _code_spans(scan: str) -> list[tuple[int, int]]:
+    """The spans of ``scan``'s code fences of languages other than JSON."""
+    return [(f.start(), f.end()) for f in _FENCE_RE.finditer(scan) if f.group(1).lower() not in _JSON_LANGS]
 
 
 def _tagged_call(scan: str, raw: str) -> Action | None:
     """The call in the reply's first ``<tool_call>`` tag that holds one (tags inside code
     fences of other languages excepted); None if no tag does."""
-    code = [(f.start(), f.end()) for f in _FENCE_RE.finditer(scan) if f.group(1).lower() not in _JSON_LANGS]
-    for tries, m in enumerate(_TAG_RE.finditer(scan)):
-        if tries >= _MAX_OBJECT_STARTS:
-            break
-        if any(a <= m.start() < b for a, b in code):
-            continue
+    for m in _tags_outside(scan, _code_spans(scan)):
         body = m.group(1).strip()
         inner = _FENCE_RE.fullmatch(body)
         ok, obj, _ = _loads_closing(inner.group(2).strip() if inner else body)
@@ -339,7 +339,7 @@ def _find_call(scan: str, raw: str) -> tuple[Action, bool] | None:
     code = [
         (c[2].start(), c[2].end()) for c in containers if c[2].group(1).lower() not in _JSON_LANGS
     ]  # fmt: skip
-    m = _first_tag(scan, code)
+    m = next(_tags_outside(scan, code), None)
     if m:
         containers.append((m.start(), "tag", m))
     containers.sort(key=lambda c: c[0])
