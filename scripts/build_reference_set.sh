@@ -9,7 +9,8 @@
 # (weak:NAME); "rescore" re-scores every run's logged replies with the installed
 # scorer in place (same replies, current metrics: for runs logged by an older scorer
 # version); "pack" gzips runs/reference/* into selector/data/reference/ (the committed
-# reference set: the systems in REFERENCE only, whatever else runs/reference holds).
+# reference set: the systems in REFERENCE only, whatever else runs/reference holds; the
+# folder in selector/data/reference/ of a system not in REFERENCE is removed).
 # DATASET=v7 runs every system on another packaged version instead of the default
 # (the careful assistant replays tests/data/careful_assistant/replies_v7.jsonl, or
 # CAREFUL_REPLIES=FILE); OUT=DIR writes the runs there instead of runs/reference.  With
@@ -96,7 +97,7 @@ for sys in "${@:-${ALL[@]}}"; do
         for f in "$dir"samples_*.rescored-default-revised.jsonl; do mv "$f" "${f%.rescored-default-revised.jsonl}.jsonl"; done
       done ;;
     # only the reference systems: variants run by name also land in $OUT
-    pack) python -c "from selector.reference import pack; import pathlib, sys; [print(p) for p in pack([pathlib.Path(sys.argv[1]) / n for n in sorted(sys.argv[2:])])]" "$OUT" "${REFERENCE[@]}" ;;
+    pack) python -c "from selector.reference import pack; import pathlib, sys; [print(p) for p in pack([pathlib.Path(sys.argv[1]) / n for n in sorted(sys.argv[2:])], prune=True)]" "$OUT" "${REFERENCE[@]}" ;;
     *) echo "unknown system $sys" >&2; exit 2 ;;
   esac
 done

@@ -29,14 +29,22 @@ def _newest(folder: Path, pattern: str) -> Path | None:
     return files[-1] if files else None
 
 
-def pack(run_dirs: Iterable[Path], dest: Path = REFERENCE_DIR) -> list[Path]:
-    """Copy each run folder (one system each, named by its folder) into ``dest``."""
-    written: list[Path] = []
-    for run in run_dirs:
-        run = Path(run)
-        results = _newest(run, "results_*.json")
+def pack(run_dirs: Iterable[Path], dest: Path = REFERENCE_DIR, prune: bool = False) -> list[Path]:
+    """Copy each run folder (one system each, named by its folder) into ``dest``.
+
+    With ``prune`` the packed systems become the whole set: every other system folder in
+    ``dest`` is removed, after all of them are packed (a system that left the set)."""
+    runs = [Path(run) for run in run_dirs]
+    if prune and not runs:
+        raise SamplesError(f"{dest}: pruning to no systems would empty the reference set")
+    newest = {run: _newest(run, "results_*.json") for run in runs}
+    for run, results in newest.items():  # every folder checked before anything is written
         if results is None:
             raise SamplesError(f"{run}: no results_*.json (not an lm-eval model folder)")
+    written: list[Path] = []
+    for run, results in newest.items():
+        if results is None:
+            continue
         stamp = results.stem.removeprefix("results_")
         target = dest / run.name
         if target.exists():
@@ -55,6 +63,10 @@ def pack(run_dirs: Iterable[Path], dest: Path = REFERENCE_DIR) -> list[Path]:
             ):
                 shutil.copyfileobj(src, gz)
             written.append(out)
+    if prune:
+        keep = {run.name for run in runs}
+        for stale in sorted(d for d in Path(dest).iterdir() if d.is_dir() and d.name not in keep):
+            shutil.rmtree(stale)
     return written
 
 

@@ -69,3 +69,36 @@ def test_packing_is_byte_stable(tmp_path):
         for f in (REFERENCE_DIR / name).iterdir():
             assert (again / name / f.name).read_bytes() == f.read_bytes(), f
     assert isinstance(Path(REFERENCE_DIR), Path)
+
+
+def _fake_run(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "results_2026-01-01T00-00-00.json").write_text("{}", encoding="utf-8")
+    (folder / "samples_memriskbench_r1_2026-01-01T00-00-00.jsonl").write_text("{}\n", encoding="utf-8")
+    return folder
+
+
+def test_pack_with_prune_leaves_only_the_packed_systems(tmp_path):
+    import pytest
+
+    from lm_eval_memrisk.episodes.errors import SamplesError
+    from selector.reference import pack
+
+    dest = tmp_path / "reference"
+    (dest / "left-the-set").mkdir(parents=True)
+    runs = [_fake_run(tmp_path / "runs" / n) for n in ("sys-a", "sys-b")]
+    pack(runs, dest=dest)
+    assert systems(dest) == ["left-the-set", "sys-a", "sys-b"]  # without prune nothing else goes
+    written = pack(runs, dest=dest, prune=True)
+    assert systems(dest) == ["sys-a", "sys-b"]
+    assert sorted(p.name for p in written) == sorted(
+        ["results_2026-01-01T00-00-00.json", "samples_memriskbench_r1_2026-01-01T00-00-00.jsonl.gz"] * 2
+    )
+    with pytest.raises(SamplesError, match="empty the reference set"):
+        pack([], dest=dest, prune=True)
+    (tmp_path / "runs" / "not-a-run").mkdir()
+    (dest / "sys-a" / "marker").write_text("kept", encoding="utf-8")
+    with pytest.raises(SamplesError, match="not-a-run: no results"):
+        pack([*runs, tmp_path / "runs" / "not-a-run"], dest=dest, prune=True)
+    assert (dest / "sys-a" / "marker").exists()  # the bad folder stopped it before anything moved
+    assert systems(dest) == ["sys-a", "sys-b"]
