@@ -60,10 +60,9 @@ declare -A WEAK=(
   [weak-decay8-p0.9]=decay8:p=0.9:seed=0
 )
 mapfile -t WEAK_NAMES < <(printf '%s\n' "${!WEAK[@]}" | sort)
-# The committed reference set (dataset v7, render 4; 20 systems).  Also runnable by name, not in it: the
-# embedding:3 policy run, the presentation/tool variants (README tables on v3), and
-# Qwen2.5-Coder-1.5B under mem0:3, which the v6 set had and v7's does not have yet.
-REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3" "$QWEN15" "$QWEN15-recency3" careful-assistant
+# The committed reference set (dataset v7, render 4; 21 systems).  Also runnable by name, not in it: the
+# embedding:3 policy run and the presentation/tool variants (README tables on v3).
+REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3" "$QWEN15" "$QWEN15-recency3" "$QWEN15-mem0-3" careful-assistant
            agent-stale agent-leaky agent-constraint-blind "${WEAK_NAMES[@]}")
 ALL=("${REFERENCE[@]}")
 [ -n "$DATASET" ] || [ "$OUT" != runs/reference ] || ALL+=(pack)
