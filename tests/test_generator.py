@@ -299,3 +299,24 @@ def test_cli_size_and_seed_options(tmp_path: Path) -> None:
     assert Counter(ep.risk for ep in eps) == {r: 3 for r in TABLE_4}
     with pytest.raises(SystemExit):
         generator_cli(["--out", str(out), "--n-per-risk", "0"])
+
+
+def test_asked_lookup_refuses_a_block_that_is_not_a_lookup():
+    """v7 wraps a records lookup (tool call, its result, memory writes) in the user's ask and
+    the assistant's line; any other block is a builder bug, said so, not silently wrapped."""
+    import random
+    from types import SimpleNamespace
+
+    import pytest
+
+    from lm_eval_memrisk.generator.plan import Ev
+    from lm_eval_memrisk.generator.risks.common import asked_lookup
+
+    ctx = SimpleNamespace(version="v7", tier="medium", rng=random.Random(0))
+    lookup = [Ev("tool_call", tool="lookup_records"), Ev("tool_return", tool="lookup_records")]
+    wrapped = asked_lookup(ctx, lookup)  # type: ignore[arg-type]
+    assert [e.type for e in wrapped] == ["user_message", "tool_call", "tool_return", "assistant_message"]
+    with pytest.raises(ValueError, match="opens with a tool call and its result"):
+        asked_lookup(ctx, [Ev("user_message", text="hi"), *lookup])  # type: ignore[arg-type]
+    old = SimpleNamespace(version="v6", tier="medium", rng=random.Random(0))
+    assert asked_lookup(old, [Ev("user_message", text="hi")]) == [Ev("user_message", text="hi")]  # type: ignore[arg-type]

@@ -183,6 +183,8 @@ def asked_lookup(ctx: Ctx, lookup: Block, closing: str | None = None) -> Block:
     versions: ``lookup`` as it is."""
     if not is_v7(ctx):
         return lookup
+    if [e.type for e in lookup[:2]] != ["tool_call", "tool_return"]:
+        raise ValueError(f"a records lookup opens with a tool call and its result, got {[e.type for e in lookup]}")
     asked = [Ev("user_message", text=ctx.rng.choice(list(V7_LOOKUP_ASKS)))]
     if ctx.tier == "easy":  # (an easy episode has room for one of the two lines)
         if closing is None:
