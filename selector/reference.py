@@ -37,14 +37,14 @@ def pack(run_dirs: Iterable[Path], dest: Path = REFERENCE_DIR, prune: bool = Fal
     runs = [Path(run) for run in run_dirs]
     if prune and not runs:
         raise SamplesError(f"{dest}: pruning to no systems would empty the reference set")
-    newest = {run: _newest(run, "results_*.json") for run in runs}
-    for run, results in newest.items():  # every folder checked before anything is written
+    found: list[tuple[Path, Path]] = []
+    for run in runs:  # every folder checked before anything is written
+        results = _newest(run, "results_*.json")
         if results is None:
             raise SamplesError(f"{run}: no results_*.json (not an lm-eval model folder)")
+        found.append((run, results))
     written: list[Path] = []
-    for run, results in newest.items():
-        if results is None:
-            continue
+    for run, results in found:
         stamp = results.stem.removeprefix("results_")
         target = dest / run.name
         if target.exists():
