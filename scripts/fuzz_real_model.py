@@ -11,6 +11,10 @@ search (and any other strategy) at one budget over several report seeds.
    of each strategy's mean to random's.
 
     python scripts/fuzz_real_model.py --out runs/fuzz-real             # Qwen-0.5B, B = 48, seeds 0-2
+
+The seed episodes come from the dataset the reference run names (the packaged
+reference run is on the default dataset; docs/fuzzer.md says how to rerun the v6
+campaign from its v6 reference run).
     python scripts/fuzz_real_model.py --out runs/smoke --budget 2 --seeds 0
 """
 
@@ -54,6 +58,25 @@ def passed_episode_ids(reference: Path, dataset_hash: str) -> list[str]:
                     raise SystemExit(f"{path}:{n}: field episodes.dataset_hash is {ran_on}, but --dataset "
                                      f"is {dataset_hash}: the run was scored on another dataset")
     return sorted(ids)
+
+
+def run_dataset(reference: Path) -> Path:
+    """The packaged episode file the run in ``reference`` was scored on (by the dataset
+    hash its first sample names)."""
+    from lm_eval_memrisk.logs.runs import known_datasets
+
+    path = next(iter(sorted(reference.glob("samples_*.jsonl*"))), None)
+    if path is None:
+        raise SystemExit(f"{reference}: no samples_*.jsonl(.gz) files")
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as fh:
+        try:
+            ran_on = json.loads(fh.readline())["episodes"]["dataset_hash"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"{path}:1: no field episodes.dataset_hash") from exc
+    known = known_datasets()
+    if ran_on not in known:
+        raise SystemExit(f"{path}:1: dataset {ran_on} is no packaged dataset; pass --dataset")
+    return known[ran_on].path
 
 
 def write_seeds(ids: list[str], dataset: Path, out: Path) -> int:
@@ -181,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default="qwen2.5-coder-0.5b", help="embedded model name or GGUF path")
     p.add_argument("--reference", type=Path,
                    help="the model's lm-eval output folder (default: selector/data/reference/MODEL)")
-    p.add_argument("--dataset", type=Path, default=REPO / "lm_eval_memrisk" / "data" / "episodes_v6.jsonl")
+    p.add_argument("--dataset", type=Path,
+                   help="the episode file the reference run was scored on (default: the packaged one it names)")
     p.add_argument("--budget", type=int, default=48)
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--strategies", default="margin,random")
@@ -209,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from lm_eval_memrisk.episodes.loader import dataset_hash
 
-        n = write_seeds(passed_episode_ids(reference, dataset_hash(args.dataset)), args.dataset, seeds_file)
+        dataset = args.dataset or run_dataset(reference)
+        n = write_seeds(passed_episode_ids(reference, dataset_hash(dataset)), dataset, seeds_file)
         print(f"{n} seed episodes the model passes in {reference}", file=sys.stderr)
     pending = [] if args.summarise_only else processes(strategies, args.seeds, args.split)
     running: dict[str, Any] = {}

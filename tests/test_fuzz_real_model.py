@@ -54,6 +54,21 @@ def test_the_reference_runs_passed_episodes_are_read_and_its_dataset_checked(scr
         script.passed_episode_ids(tmp_path / "run", "sha256:bb")
 
 
+def test_the_seed_dataset_is_the_packaged_one_the_reference_run_names(script, tmp_path):
+    from lm_eval_memrisk.episodes.loader import dataset_hash, default_dataset_path
+
+    v6 = default_dataset_path("v6")
+    _samples(tmp_path / "run", [{"pass": 1.0, "episodes": {"episode_id": "R1-easy-01",
+                                                          "dataset_hash": dataset_hash(v6)}}])
+    assert script.run_dataset(tmp_path / "run").resolve() == v6.resolve()
+    _samples(tmp_path / "other", [{"pass": 1.0, "episodes": {"episode_id": "x", "dataset_hash": "sha256:00"}}])
+    with pytest.raises(SystemExit, match=r"samples_memriskbench_2026.jsonl:1: dataset sha256:00 is no packaged"):
+        script.run_dataset(tmp_path / "other")
+    _samples(tmp_path / "bad", [{"pass": 1.0}])
+    with pytest.raises(SystemExit, match=r"jsonl:1: no field episodes.dataset_hash"):
+        script.run_dataset(tmp_path / "bad")
+
+
 def test_a_reference_row_without_the_fields_names_its_line(script, tmp_path):
     _samples(tmp_path / "run", [{"pass": 1.0, "episodes": {"episode_id": "x", "dataset_hash": "h"}},
                                 {"pass": 1.0}])
