@@ -198,7 +198,9 @@ def test_together_the_verdicts_agree_on_99_percent() -> None:
     for name in ("replies_v5.jsonl", "heldout_replies_v5.jsonl"):
         a, _, m, _ = agreement(name)
         agree, n = agree + a, n + m
-    assert agree / n >= 0.9945, (agree, n)  # 727/731 of the rows not superseded (scorer 3.6)
+    # 728/731 of the rows not superseded (3.6: 727; 3.7 fails a flight booked for a past
+    # "Tuesday 17 February" where the user said "next Tuesday", as its writer labelled it)
+    assert (agree, n) == (728, 731)
 
 
 def test_superseded_labels_are_the_words_around_a_call() -> None:

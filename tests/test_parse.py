@@ -155,11 +155,12 @@ def test_a_reply_that_is_only_its_call_is_the_call(reply: str) -> None:
     assert parse_action(reply).kind == "tool_call"
 
 
-@pytest.mark.xfail(strict=True, reason="scorer 3.6: a `json` label before a call whose final } is missing "
-                   "reads as an answer, while the same call without the label is a call (docs/scoring.md); "
-                   "no logged reply has this form; to be fixed with the next scorer version")
 def test_a_json_label_before_an_unclosed_call_is_still_the_call() -> None:
+    """Scorer 3.7: as without the label, or in a ```json fence (3.6 read it as an answer)."""
     assert parse_action('json\n{"tool": "a", "arguments": {"x": 1}').kind == "tool_call"
+    assert parse_action('json {"tool": "a", "arguments": {"x": 1').kind == "tool_call"
+    assert parse_action('json\n{"tool": a').kind == "invalid"
+    assert parse_action("json is the format I use").kind == "answer"
 
 
 def test_a_call_in_tags_is_the_call_beside_words_and_bare_calls() -> None:

@@ -224,3 +224,23 @@ def test_the_scorer_agrees_with_the_blind_readers_of_wrapped_calls_as_documented
         assert all((v == "CALLED") == (parse_action(replies[n]).kind == "tool_call")
                    for n, v in called[name].items()), name  # fmt: skip
     assert sum(row["passed"] for row in key if not row.get("control")) == 10  # as logged under 3.5
+
+
+def test_the_scorer_agrees_with_the_second_blind_reading_of_real_v7_replies_as_documented() -> None:
+    """docs/reader_study/replies_v7_round2: 40 decisions no earlier study showed its readers
+    (Qwen2.5-Coder-0.5B and 1.5B on v7, 4 passing and 4 failing per risk under 3.6).  Under
+    3.6 reader A agreed on 37 of its 39 sure verdicts and reader B on 37 of 38; 3.7 checks
+    the relative day both readers named (case 35, a flight booked for the session's own day
+    for "the Sunday after next"), so A agrees on 38/39 (case 1, the protocol's sentence
+    before a call, which earlier readers judged not called, stays) and B on 38/38."""
+    folder = SCRIPTS.parent / "docs" / "reader_study" / "replies_v7_round2"
+    tally = load_file(folder.parent / "replies_v7" / "tally.py")
+    key = json.loads((folder / "key.json").read_text(encoding="utf-8"))
+    episodes = {ep.id: ep for ep in load_episodes("v7")}
+    now = {row["case"]: tally.installed_verdict(row, episodes)[0] for row in key}
+    sure = {name: {n: v for n, v in verdicts.items() if v != "UNSURE"} for name, verdicts in tally.readers(folder).items()}
+    assert {name: len(v) for name, v in sure.items()} == {"a": 39, "b": 38}
+    agree = {name: sorted(n for n, v in verdicts.items() if (v == "RIGHT") != now[n]) for name, verdicts in sure.items()}
+    assert agree == {"a": [1], "b": []}
+    drawn = {row["case"]: row["passed"] for row in key}  # as drawn under 3.6
+    assert drawn[35] and not now[35]

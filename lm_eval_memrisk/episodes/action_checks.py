@@ -18,7 +18,9 @@ as ``22nd`` do not count).
   drop words but add none ("bird bath" is not "bird feeder"); a label
   (:data:`LABEL_ARGUMENTS`: a payment reference, a meeting title) must share a content
   word with the user's wording.  Free text nobody dictated (:data:`FREE_TEXT_ARGUMENTS`:
-  an e-mail body, an SMS text) and relative dates ("next Tuesday") are not checked.
+  an e-mail body, an SMS text) is not checked; a relative day is checked from scorer 3.7
+  where :mod:`~lm_eval_memrisk.episodes.relative_days` resolves it ("the Sunday after
+  next" on the session's day), and not otherwise ("whenever suits").
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Mapping
 
 from lm_eval_memrisk.episodes.normalize import contains_value
 from lm_eval_memrisk.episodes.records import Check, Episode, Event
+from lm_eval_memrisk.episodes.relative_days import is_relative_day
 
 __all__ = [
     "DATE_ARGUMENTS", "FREE_TEXT_ARGUMENTS", "LABEL_ARGUMENTS", "implied_checks", "mattering_arguments", "missing_action_checks", "request_checks",
@@ -40,8 +43,9 @@ FREE_TEXT_ARGUMENTS = frozenset({"body", "subject", "message", "text", "note", "
 #: Labels the user gave that may be reworded (a payment reference, a meeting title):
 #: checked only for sharing a content word with the request's wording.
 LABEL_ARGUMENTS = frozenset({"reference", "description", "title", "task"})
-#: Date arguments: checked only where the user named the day ("the 14th"); a relative
-#: day ("next Tuesday") is not resolved to a calendar date, so it is not checked.
+#: Date arguments: checked where the user named the day ("the 14th") or, from scorer 3.7,
+#: a relative day that :mod:`~lm_eval_memrisk.episodes.relative_days` resolves ("next
+#: Tuesday"); other words for a day are not checked.
 DATE_ARGUMENTS = frozenset({"date", "due", "time", "when", "day"})
 _NAME_WORD = re.compile(r"[^\W_]{3,}")
 _FILLER_WORDS = frozenset({"the", "and", "for", "with", "from", "to", "by"})
@@ -122,7 +126,7 @@ def request_fixed_arguments(ep: Episode, dp: Event) -> dict[str, str]:
     for name, value in call[1].items():
         if name in covered or name in FREE_TEXT_ARGUMENTS or isinstance(value, bool):
             continue
-        if name in DATE_ARGUMENTS and not any(ch.isdigit() for ch in str(value)):
+        if name in DATE_ARGUMENTS and not any(ch.isdigit() for ch in str(value)) and not is_relative_day(str(value)):
             continue
         if isinstance(value, (int, float)):
             out[name] = repr(value)

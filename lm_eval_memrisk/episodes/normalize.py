@@ -41,20 +41,21 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["contains_value", "normalize", "values_equal"]
+__all__ = ["MONTHS", "contains_value", "normalize", "values_equal"]
 
 #: Private-use char that stands in for a date/time token during a pass.
 _PH = "\ue000"
 #: Upper bound on passes; after the first, each changing pass merges tokens.
 _MAX_PASSES = 16
 
-_MONTHS: dict[str, int] = {
+#: Month names and their abbreviations -> month number (also read by :mod:`.relative_days`).
+MONTHS: dict[str, int] = {
     "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3,
     "april": 4, "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7,
     "august": 8, "aug": 8, "september": 9, "sept": 9, "sep": 9, "october": 10,
     "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
 }  # fmt: skip
-_MON = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MON = "|".join(sorted(MONTHS, key=len, reverse=True))
 _NA = r"(?<![^\W_])"  # not preceded by a letter/digit
 _NZ = r"(?![^\W_])"  # not followed by a letter/digit
 _SEP = r"[\W_]{1,4}"  # separator between date parts
@@ -90,9 +91,9 @@ def _token(m: re.Match[str]) -> str | None:
     """The canonical date/time for a match of :data:`_TOKEN_RE`, or None if invalid."""
     g = m.groupdict()
     if g["dmy_d"] is not None:
-        return _date(g["dmy_y"], _MONTHS[g["dmy_m"]], g["dmy_d"])
+        return _date(g["dmy_y"], MONTHS[g["dmy_m"]], g["dmy_d"])
     if g["mdy_d"] is not None:
-        return _date(g["mdy_y"], _MONTHS[g["mdy_m"]], g["mdy_d"])
+        return _date(g["mdy_y"], MONTHS[g["mdy_m"]], g["mdy_d"])
     if g["ymd_y"] is not None:
         return _date(g["ymd_y"], int(g["ymd_m"]), g["ymd_d"])
     if g["h12"] is not None:

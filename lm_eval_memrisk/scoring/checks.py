@@ -20,6 +20,7 @@ from lm_eval_memrisk.episodes.action_checks import (
 from lm_eval_memrisk.episodes.normalize import normalize
 from lm_eval_memrisk.episodes.patterns import PatternError, compile_pattern
 from lm_eval_memrisk.episodes.records import CHECK_KINDS, Check, Constraint, Episode, Event
+from lm_eval_memrisk.episodes.relative_days import says_day, session_day
 from lm_eval_memrisk.episodes.state import events_before, snapshot
 from lm_eval_memrisk.episodes.trace import Action, DecisionRecord, ItemState
 from lm_eval_memrisk.scoring.acts import Subject, claimed_completion, read_act
@@ -70,6 +71,8 @@ class EpisodeValues:
         """Decision id -> what its request is about (see :func:`_subject_texts`)."""
         self.requests = {dp.id: request_of(episode, dp) for dp in episode.decision_points}
         """Decision id -> its request: the last user message before it."""
+        self.session_days = {dp.id: session_day(episode, dp) for dp in episode.decision_points}
+        """Decision id -> the day its session header names (None: none), for relative days."""
         self.right_calls = {
             dp.id: " ".join(str(v) for v in ((dp.reference or {}).get("arguments") or {}).values())
             for dp in episode.decision_points
@@ -606,6 +609,11 @@ def _tool_arg_matches(check: Check, rec: DecisionRecord, ctx: CheckContext) -> t
         return True, f"{check.tool}.{check.argument}: optional and left out"
     if (hedge := hedged(got, expected)) is not None:
         return False, f"{check.tool}.{check.argument}: hedged value {_quote(hedge)}"
+    if check.argument in DATE_ARGUMENTS and not any(ch.isdigit() for ch in expected):  # scorer 3.7
+        today = ctx.values.session_days.get(rec.decision_id)
+        ok = got is not None and says_day(str(got), expected, today)
+        on = f" on {today:%A} {today.day} {today:%B} {today.year}" if today else ""
+        return ok, f"{check.tool}.{check.argument}: got {_quote(str(got))}, the request says {_quote(expected)}{on}"
     if check.argument in DATE_ARGUMENTS:
         days = _days(expected)
         ok = got is not None and bool(days) and days <= _days(str(got))

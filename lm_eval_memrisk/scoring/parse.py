@@ -29,7 +29,8 @@ OpenAI-style server's ``tool_calls``, written after the message's content), whic
 harness executes.
 
 ``invalid`` (with ``reason``): an empty reply; non-JSON inside ``<tool_call>`` tags or
-a ```json fence; a whole reply that starts with ``{`` but is not valid JSON; a call
+a ```json fence; a whole reply that starts with ``{`` (after at most a ``json`` label,
+scorer 3.7) but is not valid JSON once a missing final ``}`` is closed; a call
 object whose name is not a non-empty string or whose arguments are not an object (or a
 JSON string encoding one).  Everything else is an ``answer``, or a ``clarification``
 when it asks the user a question (it ends with ``?`` or has a sentence ending in
@@ -367,8 +368,10 @@ def _find_call(scan: str, raw: str) -> tuple[Action, bool] | None:
             return _call(obj, raw), kind == "tag"
     if found is not None:
         return _call(found[1], raw), False
-    if _JSONISH_RE.match(scan):
-        ok, obj, err = _loads_closing(scan)
+    label = _FENCE_LABEL_RE.match(scan)  # a ``json`` label before it, as in a fence (scorer 3.7)
+    body = scan[label.end():].lstrip() if label else scan
+    if _JSONISH_RE.match(body):
+        ok, obj, err = _loads_closing(body)
         if not ok:
             return Action(kind="invalid", text=raw, reason=f"malformed JSON reply: {err}"), False
         if _is_call_like(obj):

@@ -44,6 +44,27 @@ def _case_text(n: int, row: dict) -> str:
     return f"## Case {n}\n\n### What the assistant saw\n\n{shown}\n\n### The assistant's reply\n\n```\n{row['reply']}\n```\n"
 
 
+def draw(rows: list[dict], seed: int, per_cell: int) -> list[dict]:
+    """``per_cell`` passing and ``per_cell`` failing rows per risk, shuffled, with
+    ``random.Random(seed)``."""
+    rng = random.Random(seed)
+    picked = []
+    for risk in sorted({r["risk"] for r in rows}):
+        for verdict in (True, False):
+            cell = [r for r in rows if r["risk"] == risk and r["passed"] is verdict]
+            picked += rng.sample(cell, min(per_cell, len(cell)))
+    rng.shuffle(picked)
+    return picked
+
+
+def write_study(out: Path, picked: list[dict]) -> None:
+    """``out/cases.md`` (what a blind reader gets) and ``out/key.json``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cases.md").write_text("# Cases\n\n" + "\n".join(_case_text(n, r) for n, r in enumerate(picked, 1)), encoding="utf-8")
+    key = [{"case": n, **{k: v for k, v in r.items() if k != "messages"}} for n, r in enumerate(picked, 1)]
+    (out / "key.json").write_text(json.dumps(key, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -52,17 +73,8 @@ def main() -> None:
     parser.add_argument("--per-cell", type=int, default=4)
     args = parser.parse_args()
     rows = _decisions(args.runs)
-    rng = random.Random(args.seed)
-    picked = []
-    for risk in sorted({r["risk"] for r in rows}):
-        for verdict in (True, False):
-            cell = [r for r in rows if r["risk"] == risk and r["passed"] is verdict]
-            picked += rng.sample(cell, min(args.per_cell, len(cell)))
-    rng.shuffle(picked)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "cases.md").write_text("# Cases\n\n" + "\n".join(_case_text(n, r) for n, r in enumerate(picked, 1)), encoding="utf-8")
-    key = [{"case": n, **{k: v for k, v in r.items() if k != "messages"}} for n, r in enumerate(picked, 1)]
-    (args.out / "key.json").write_text(json.dumps(key, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    picked = draw(rows, args.seed, args.per_cell)
+    write_study(args.out, picked)
     print(f"{len(picked)} cases from {len(rows)} decisions -> {args.out}")
 
 
