@@ -72,6 +72,8 @@ def test_a_reply_says_the_day_or_does_not(got: str, ok: bool) -> None:
 
 def test_the_part_of_the_day_may_go_and_a_range_names_its_days() -> None:
     assert says_day("Thursday", "Thursday evening", MONDAY)
+    assert says_day("Thu evening", "Thursday evening", MONDAY)
+    assert not says_day("Fri evening", "Thursday evening", MONDAY)
     assert not says_day("Friday evening", "Thursday evening", MONDAY)
     first_weekend = "the first weekend of next month"
     assert says_day("first weekend of next month (1–2 August 2026)", first_weekend, dt.date(2026, 7, 10))

@@ -46,6 +46,9 @@ _DMY = re.compile(
 _MDY = re.compile(rf"\b({_MON})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.IGNORECASE)
 _SLASH = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}))?(?![\d/])")
 _WORD = re.compile(r"[a-z]+")
+#: A reply may shorten a weekday ("Thu evening").
+_SHORT_WEEKDAYS = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "thu": "thursday",
+                   "thur": "thursday", "thurs": "thursday", "fri": "friday", "sat": "saturday", "sun": "sunday"}
 _NOT_KEY = frozenset({"the", "of", "on", "this", "morning", "afternoon", "evening", "night"})
 
 
@@ -138,6 +141,7 @@ def says_day(got: str, phrase: str, today: dt.date | None) -> bool:
     if named:
         days = accepted_days(phrase, today) if today is not None else None
         return days is not None and all(any(_one_of(n, days) for n in readings) for readings in named)
-    words, key = set(_WORD.findall(got.casefold())), set(_phrase(phrase).split()) - _NOT_KEY
+    words = {_SHORT_WEEKDAYS.get(w, w) for w in _WORD.findall(got.casefold())}
+    key = set(_phrase(phrase).split()) - _NOT_KEY
     weekdays = {w for w in words if w in WEEKDAYS}
     return key <= words and weekdays <= key
