@@ -244,3 +244,18 @@ def test_the_scorer_agrees_with_the_second_blind_reading_of_real_v7_replies_as_d
     assert agree == {"a": [1], "b": []}
     drawn = {row["case"]: row["passed"] for row in key}  # as drawn under 3.6
     assert drawn[35] and not now[35]
+
+
+def test_the_scorer_agrees_with_the_third_blind_reading_of_real_v7_replies_as_documented() -> None:
+    """docs/reader_study/replies_v7_round3: 40 decisions none of the earlier studies showed,
+    drawn under 3.7; both readers agree with each other on all 40 and with 3.7 on 39 (case 16,
+    a refill by drug name without its dose, which both called right as a judgment call)."""
+    folder = SCRIPTS.parent / "docs" / "reader_study" / "replies_v7_round3"
+    tally = load_file(folder.parent / "replies_v7" / "tally.py")
+    key = json.loads((folder / "key.json").read_text(encoding="utf-8"))
+    episodes = {ep.id: ep for ep in load_episodes("v7")}
+    now = {row["case"]: tally.installed_verdict(row, episodes)[0] for row in key}
+    assert sum(now.values()) == sum(row["passed"] for row in key) == 20  # as drawn under 3.7
+    verdicts = tally.readers(folder)
+    assert verdicts["a"] == verdicts["b"] and len(verdicts["a"]) == 40
+    assert {n for n, v in verdicts["a"].items() if (v == "RIGHT") != now[n]} == {16}

@@ -24,9 +24,13 @@ round1 = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(round1)
 
 
-def read_before() -> set[str]:
-    """Every reply an earlier study showed its readers."""
-    return {row["reply"] for study in ("replies_v7", "wrapped_calls")
+#: The studies whose replies this round leaves out (``--exclude`` names others).
+EARLIER = ("replies_v7", "wrapped_calls")
+
+
+def read_before(studies: tuple[str, ...] = EARLIER) -> set[str]:
+    """Every reply the named studies (folders beside this one) showed their readers."""
+    return {row["reply"] for study in studies
             for row in json.loads((_STUDIES / study / "key.json").read_text(encoding="utf-8"))}
 
 
@@ -36,8 +40,10 @@ def main() -> None:
     parser.add_argument("runs", type=Path, nargs="+")
     parser.add_argument("--seed", type=int, default=2032)
     parser.add_argument("--per-cell", type=int, default=4)
+    parser.add_argument("--exclude", action="append", metavar="STUDY",
+                        help=f"a study folder whose replies are left out (default: {', '.join(EARLIER)})")
     args = parser.parse_args()
-    seen = read_before()
+    seen = read_before(tuple(args.exclude) if args.exclude else EARLIER)
     rows = []
     for row in round1._decisions(args.runs):
         if row["reply"] not in seen:
