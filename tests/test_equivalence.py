@@ -76,3 +76,16 @@ def test_canon_is_idempotent_and_total() -> None:
 )
 def test_asking_does_not_need_a_question_mark(text: str, asks: bool) -> None:
     assert asks_user(text) is asks
+
+
+@pytest.mark.parametrize(("got", "others", "ok"), [
+    ("Lisinopril", [], True),  # scorer 3.8: the one prescription of the drug
+    ("lisinopril", ["Omeprazole 40 mg once daily"], True),
+    ("Lisinopril 5 mg", [], True),
+    ("Lisinopril 10 mg", [], False),  # another dose fails on its number
+    ("Lisinopril", ["Lisinopril 10 mg at bedtime"], False),  # another strength on file
+    ("Lisinopril 5 mg", ["Lisinopril 5 mg at bedtime"], False),
+    ("Omeprazole", [], False),
+])  # fmt: skip
+def test_a_drug_name_alone_names_the_one_prescription_of_that_drug(got: str, others: list[str], ok: bool) -> None:
+    assert equals(got, forms_of("Lisinopril 5 mg twice daily", others=others)) is ok

@@ -229,11 +229,16 @@ def _address_forms(value: str) -> set[str]:
 _DOSE = re.compile(r"^\s*([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?\s+\d+(?:\.\d+)?\s*(?:mg|mcg|g|ml|iu)\b)\s+\S", re.IGNORECASE)
 
 
+_DRUG = re.compile(r"^\s*([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?)\s+\d+(?:\.\d+)?\s*(?:mg|mcg|g|ml|iu)\b", re.IGNORECASE)
+
+
 def _dose_forms(value: str) -> set[str]:
     """A medication's drug and dose without its schedule ("Propranolol 10 mg" of
-    "Propranolol 10 mg every morning"; scorer 3.0)."""
-    m = _DOSE.match(value)
-    return {canon(m.group(1))} if m else set()
+    "Propranolol 10 mg every morning"; scorer 3.0), and its drug alone ("Propranolol";
+    scorer 3.8), each a partial form: dropped where another value shares it (another
+    strength of the drug), and an argument with another dose still fails (its number)."""
+    m, drug = _DOSE.match(value), _DRUG.match(value)
+    return ({canon(m.group(1))} if m else set()) | ({canon(drug.group(1))} if drug else set())
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
