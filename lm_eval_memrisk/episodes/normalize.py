@@ -41,7 +41,7 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["MONTHS", "contains_value", "normalize", "values_equal"]
+__all__ = ["MONTHS", "WEEKDAYS", "contains_value", "normalize", "values_equal"]
 
 #: Private-use char that stands in for a date/time token during a pass.
 _PH = "\ue000"
@@ -54,6 +54,13 @@ MONTHS: dict[str, int] = {
     "april": 4, "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7,
     "august": 8, "aug": 8, "september": 9, "sept": 9, "sep": 9, "october": 10,
     "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+}  # fmt: skip
+#: Weekday names and their abbreviations -> weekday number, Monday 0 (read by
+#: :mod:`.relative_days` and :mod:`lm_eval_memrisk.scoring.equivalence`).
+WEEKDAYS: dict[str, int] = {
+    "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
+    "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
+    "saturday": 5, "sat": 5, "sunday": 6, "sun": 6,
 }  # fmt: skip
 _MON = "|".join(sorted(MONTHS, key=len, reverse=True))
 _NA = r"(?<![^\W_])"  # not preceded by a letter/digit

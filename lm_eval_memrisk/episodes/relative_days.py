@@ -16,13 +16,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from lm_eval_memrisk.episodes.normalize import MONTHS
+from lm_eval_memrisk.episodes.normalize import MONTHS, WEEKDAYS
 from lm_eval_memrisk.episodes.records import Episode, Event
 
 __all__ = ["accepted_days", "is_relative_day", "says_day", "session_day"]
 
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_WD = "|".join(WEEKDAYS)
+#: Full weekday names, Monday first (``WEEKDAYS`` maps every spelling to its index here).
+_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WD = "|".join(_DAY_NAMES)
 _MON = "|".join(sorted(MONTHS, key=len, reverse=True))
 _PART = r"(?: (?:morning|afternoon|evening|night))?"
 
@@ -46,9 +47,7 @@ _DMY = re.compile(
 _MDY = re.compile(rf"\b({_MON})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.IGNORECASE)
 _SLASH = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}))?(?![\d/])")
 _WORD = re.compile(r"[a-z]+")
-#: A reply may shorten a weekday ("Thu evening").
-_SHORT_WEEKDAYS = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "thu": "thursday",
-                   "thur": "thursday", "thurs": "thursday", "fri": "friday", "sat": "saturday", "sun": "sunday"}
+
 _NOT_KEY = frozenset({"the", "of", "on", "this", "morning", "afternoon", "evening", "night"})
 
 
@@ -71,13 +70,13 @@ def accepted_days(phrase: str, today: dt.date) -> frozenset[dt.date] | None:
     text = _phrase(phrase)
     week = dt.timedelta(days=7)
     if m := _AFTER_NEXT.fullmatch(text):
-        first = _first_after(today, WEEKDAYS.index(m["wd"]), same_day=False)
+        first = _first_after(today, WEEKDAYS[m["wd"]], same_day=False)
         return frozenset({first + week, first + 2 * week})
     if m := _NEXT.fullmatch(text):
-        first = _first_after(today, WEEKDAYS.index(m["wd"]), same_day=False)
+        first = _first_after(today, WEEKDAYS[m["wd"]], same_day=False)
         return frozenset({first, first + week})
     if m := _THIS.fullmatch(text):
-        first = _first_after(today, WEEKDAYS.index(m["wd"]), same_day=True)
+        first = _first_after(today, WEEKDAYS[m["wd"]], same_day=True)
         return frozenset({first, first + week} if first == today else {first})
     if _FIRST_WEEKEND.fullmatch(text):
         start = dt.date(today.year + today.month // 12, today.month % 12 + 1, 1)
@@ -141,7 +140,7 @@ def says_day(got: str, phrase: str, today: dt.date | None) -> bool:
     if named:
         days = accepted_days(phrase, today) if today is not None else None
         return days is not None and all(any(_one_of(n, days) for n in readings) for readings in named)
-    words = {_SHORT_WEEKDAYS.get(w, w) for w in _WORD.findall(got.casefold())}
+    words = {_DAY_NAMES[WEEKDAYS[w]] if w in WEEKDAYS else w for w in _WORD.findall(got.casefold())}  # "Thu" too
     key = set(_phrase(phrase).split()) - _NOT_KEY
-    weekdays = {w for w in words if w in WEEKDAYS}
+    weekdays = {w for w in words if w in _DAY_NAMES}
     return key <= words and weekdays <= key

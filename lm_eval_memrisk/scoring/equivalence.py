@@ -33,18 +33,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lm_eval_memrisk.episodes.normalize import normalize
+from lm_eval_memrisk.episodes.normalize import WEEKDAYS, normalize
 
 __all__ = ["FILLERS", "Forms", "canon", "contains", "equals", "forms_of", "occurrences"]
 
 #: Words that never change a value; removed from both sides ("Tuesday at 1pm"; since
 #: scorer 3.0 also "seat": "window, row 4" is "window seat, row 4").
 FILLERS = frozenset({"at", "on", "in", "the", "of", "a", "an", "seat"})
-_WEEKDAYS = {
-    "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
-    "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
-    "saturday": 5, "sat": 5, "sunday": 6, "sun": 6,
-}  # fmt: skip
+_WEEKDAYS = WEEKDAYS
 _WD = "|".join(sorted(_WEEKDAYS, key=len, reverse=True))
 _ISO = r"(\d{4})-(\d{2})-(\d{2})"
 _WD_BEFORE = re.compile(rf"(?<!\S)({_WD}) {_ISO}(?!\S)")
@@ -226,10 +222,12 @@ def _address_forms(value: str) -> set[str]:
     return out
 
 
-_DOSE = re.compile(r"^\s*([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?\s+\d+(?:\.\d+)?\s*(?:mg|mcg|g|ml|iu)\b)\s+\S", re.IGNORECASE)
-
-
-_DRUG = re.compile(r"^\s*([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?)\s+\d+(?:\.\d+)?\s*(?:mg|mcg|g|ml|iu)\b", re.IGNORECASE)
+#: A medication: its drug (one or two words), its dose, and what follows (its schedule).
+_MEDICATION = re.compile(
+    r"^\s*(?P<dose>(?P<drug>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?)\s+\d+(?:\.\d+)?\s*(?:mg|mcg|g|ml|iu)\b)"
+    r"(?P<schedule>\s+\S)?",
+    re.IGNORECASE,
+)
 
 
 def _dose_forms(value: str) -> set[str]:
@@ -237,8 +235,10 @@ def _dose_forms(value: str) -> set[str]:
     "Propranolol 10 mg every morning"; scorer 3.0), and its drug alone ("Propranolol";
     scorer 3.8), each a partial form: dropped where another value shares it (another
     strength of the drug), and an argument with another dose still fails (its number)."""
-    m, drug = _DOSE.match(value), _DRUG.match(value)
-    return ({canon(m.group(1))} if m else set()) | ({canon(drug.group(1))} if drug else set())
+    m = _MEDICATION.match(value)
+    if m is None:
+        return set()
+    return {canon(m["drug"])} | ({canon(m["dose"])} if m["schedule"] else set())
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
