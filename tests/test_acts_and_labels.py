@@ -224,3 +224,30 @@ def test_a_quoted_note_claims_nothing() -> None:
     assert claimed_completion("The record says the payment is sent.") is None
     assert claimed_completion("As you said, I have booked it.") is not None
     assert claimed_completion("Your address has changed to the loading bay.") is not None
+
+
+def test_a_written_memory_note_or_session_header_is_not_the_agent_asking() -> None:
+    """Scorer 3.9: SmolLM2's reply at R4-easy-04 (v7) writes one more memory-note line that
+    ends in the user's own request ("... sending task: can you send a reminder ... to my
+    phone by SMS?").  Both blind readers of round 4 judged it WRONG (the number was
+    removed, so ask); 3.8 read the line as a question about the phone number."""
+    note = ("[m3] time 12 · scope user: samir · source system · trust high · sending task: can you send a "
+            "reminder to bring the spare keys to my phone by SMS?\n")
+
+    def act(text: str) -> str:
+        return read_act(parse_action(text)).act
+
+    assert act(note) == "other"
+    assert act("Memory notes (oldest first):\n" + note) == "other"
+    assert act("That number was removed.\n" + note + "Which number should I text instead?") == "question"
+    assert act("Which number should I use?\nSession 4 — Monday 9 March 2026 — signed in as Samir Holm") == "question"
+    assert act("Latest message:\nNew task: can you text my phone?") == "other"
+    assert claimed_completion("[m4] time 3 · scope user:ana · source user · trust high · payment: sent") is None
+    # a note quoted inside the agent's own sentence stays its words
+    assert act("Your note [m1] time 2 · phone number: 07710 484 469 was removed; which number now?") == "question"
+    ep = next(e for e in load_episodes("v7") if e.id == "R4-easy-04")
+    trace = trace_from_replies(ep, {"e13": note}, "smollm2")
+    failed = [c.check_id for c in score(ep, trace).checks if not c.passed]
+    assert failed == ["c3"]
+    asked = trace_from_replies(ep, {"e13": "That number was removed. Which phone number should I text?"}, "x")
+    assert score(ep, asked).success

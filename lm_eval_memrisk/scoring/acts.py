@@ -129,8 +129,18 @@ POINTERS = re.compile(
     r"|somewhere|someone|anywhere|anyone)\b",
     re.IGNORECASE,
 )
-#: A line where the reply goes on to write the user's next turn: not the agent's words.
-_NEXT_TURN = re.compile(r"(?m)^\s*(?:User|USER|Human)\s*:")
+#: A line where the reply goes on to write the user's next turn, or the prompt's own lead
+#: into one (a session header, "Conversation so far:", "Latest message:"; scorer 3.9):
+#: not the agent's words, nor is anything after it.
+_NEXT_TURN = re.compile(
+    r"(?m)^\s*(?:(?:User|USER|Human)\s*:|Session\s+\d+\s+[\u2014\u2013-][^\n]*\bsigned in as\b"
+    r"|Conversation so far\s*:|Latest message\s*:)"
+)
+#: A line where the reply writes a memory note of the prompt's notes block ("[m3] time 12 ·
+#: scope user:samir · ... · key: value", a standing instruction, the block's header;
+#: scorer 3.9): it neither asks nor claims anything, so it is left out of the agent's words
+#: (a value it names is still judged: values are read from the whole reply).
+_NOTE_LINE = re.compile(r"(?m)^[ \t]*(?:\[[^\]\n]{1,40}\][ \t]*time[ \t]+\d+[ \t]*\u00b7[^\n]*|Memory notes\b[^\n]*:[ \t]*)$\n?")
 _SENTENCES = re.compile(r"(?<=[.!?\uff1f])\s+|\n+|\s+[—–]\s+|;\s+")
 _QUESTION_MARK = re.compile(r"[?\uff1f]\s*[\"'”’»)\]*_]*\s*$")
 _ASK_LEADS = re.compile(
@@ -230,9 +240,10 @@ def _asks_about(text: str, subject: Subject | None) -> bool:
 
 
 def agent_words(text: str) -> str:
-    """``text`` up to a line where the reply starts writing the user's next turn."""
+    """``text`` up to a line where the reply starts writing the user's next turn (or the
+    prompt's lead into one), without the lines that write memory notes."""
     m = _NEXT_TURN.search(text)
-    return text if m is None else text[: m.start()]
+    return _NOTE_LINE.sub("", text if m is None else text[: m.start()])
 
 
 def read_act(action: Action, own_text: str | None = None, subject: Subject | None = None) -> ActReading:
