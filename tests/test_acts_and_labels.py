@@ -251,3 +251,17 @@ def test_a_written_memory_note_or_session_header_is_not_the_agent_asking() -> No
     assert failed == ["c3"]
     asked = trace_from_replies(ep, {"e13": "That number was removed. Which phone number should I text?"}, "x")
     assert score(ep, asked).success
+
+
+def test_a_written_memory_note_does_not_answer_the_user() -> None:
+    """Scorer 3.9: an answer is read from the agent's words too, so a reply that only
+    writes the memory note holding the value tells the user nothing (round 4's readers:
+    "invented memory-note text", "not a usable reply")."""
+    ep = next(e for e in load_episodes("v7") if e.id == "R2-easy-02")
+    check = next(c for c in ep.event("e14").checks if c.kind == "text_contains")
+    value = check.value or ""
+    note = f"[m2] time 4 · scope user:mirela · source user · trust high · payment card: {value}\n"
+    failed = [c.check_id for c in score(ep, trace_from_replies(ep, {"e14": note}, "x")).checks if not c.passed]
+    assert check.id in failed
+    answered = trace_from_replies(ep, {"e14": f"Your card on file is the {value}."}, "x")
+    assert check.id not in [c.check_id for c in score(ep, answered).checks if not c.passed]

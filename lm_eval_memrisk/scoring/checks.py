@@ -23,7 +23,7 @@ from lm_eval_memrisk.episodes.records import CHECK_KINDS, Check, Constraint, Epi
 from lm_eval_memrisk.episodes.relative_days import says_day, session_day
 from lm_eval_memrisk.episodes.state import events_before, snapshot
 from lm_eval_memrisk.episodes.trace import Action, DecisionRecord, ItemState
-from lm_eval_memrisk.scoring.acts import Subject, claimed_completion, read_act
+from lm_eval_memrisk.scoring.acts import Subject, agent_words, claimed_completion, read_act
 from lm_eval_memrisk.scoring.echo import heard_before, own_words
 from lm_eval_memrisk.scoring.equivalence import Forms, canon, contains, equals, forms_of
 from lm_eval_memrisk.scoring.frames import used_in_prose
@@ -364,7 +364,8 @@ def _text_contains(check: Check, rec: DecisionRecord, ctx: CheckContext) -> tupl
     if (why := _says_nothing(rec, ctx)) is not None:
         return False, why
     forms = _text_forms(check, ctx)
-    found = contains(canon(rec.action.content), forms)
+    said = rec.action.content if rec.action.kind == "tool_call" else agent_words(rec.action.content)
+    found = contains(canon(said), forms)  # (3.9: not in a line that writes a memory note)
     return found, f"{_quote(check.value or '')} {'found' if found else 'not found'} in {describe_action(rec.action)}"
 
 
