@@ -17,8 +17,10 @@ as ``22nd`` do not count).
   thing the user said (item, hotel, pharmacy, destination, a day such as "the 14th") may
   drop words but add none ("bird bath" is not "bird feeder"); a label
   (:data:`LABEL_ARGUMENTS`: a payment reference, a meeting title) must share a content
-  word with the user's wording.  Free text nobody dictated (:data:`FREE_TEXT_ARGUMENTS`:
-  an e-mail body, an SMS text) is not checked; a relative day is checked from scorer 3.7
+  word with the user's wording.  Free text (:data:`FREE_TEXT_ARGUMENTS`: an e-mail body,
+  an SMS text) is checked only where the user dictated its content (scorer 3.9,
+  :func:`dictated_message`: "email me that the quarterly report is ready"): the call's free
+  text must say each of its content words; a relative day is checked from scorer 3.7
   where :mod:`~lm_eval_memrisk.episodes.relative_days` resolves it ("the Sunday after
   next" on the session's day), and not otherwise ("whenever suits").
 """
@@ -33,8 +35,8 @@ from lm_eval_memrisk.episodes.records import Check, Episode, Event
 from lm_eval_memrisk.episodes.relative_days import is_relative_day
 
 __all__ = [
-    "DATE_ARGUMENTS", "FREE_TEXT_ARGUMENTS", "LABEL_ARGUMENTS", "implied_checks", "mattering_arguments", "missing_action_checks", "request_checks",
-    "request_fixed_arguments",
+    "DATE_ARGUMENTS", "FREE_TEXT_ARGUMENTS", "LABEL_ARGUMENTS", "dictated_message", "implied_checks",
+    "mattering_arguments", "message_words", "missing_action_checks", "request_checks", "request_fixed_arguments",
 ]
 
 #: Arguments whose wording no one fixed (or, for dates, that are not resolved to a day):
@@ -137,18 +139,64 @@ def request_fixed_arguments(ep: Episode, dp: Event) -> dict[str, str]:
     return out
 
 
+#: The frame of a relayed message ("As requested: a reminder that ..."): not its content.
+MESSAGE_FRAME = re.compile(
+    r"^\s*as requested:\s*(?:an?\s+)?(?:reminder|note|heads-up|message)?\s*(?:that|to)?\s*", re.IGNORECASE
+)
+_MESSAGE_WORD = re.compile(r"[^\W_]+(?::\d+)?(?:'[a-z]+)?")
+#: Words of a message that carry no content of their own.
+_MESSAGE_STOP = frozenset(
+    "a an the that to is are was be at on for of in with and or my your our i i'm it its".split()
+)
+
+
+def message_words(text: str) -> list[str]:
+    """The content words of a message (its frame and function words left out)."""
+    body = MESSAGE_FRAME.sub("", text)
+    return [w for w in _MESSAGE_WORD.findall(body.casefold()) if w not in _MESSAGE_STOP]
+
+
+def dictated_message(ep: Episode, dp: Event) -> tuple[str, str] | None:
+    """``(argument, text)``: what the reference's free-text arguments say where the user
+    dictated it (scorer 3.9: "email me that the quarterly report is ready" -> subject
+    "Quarterly report", body "The quarterly report is ready."): the first such argument
+    and the texts of all of them; None where the text is the agent's own wording or holds a
+    value :func:`mattering_arguments` already checks."""
+    call = _reference_call(dp)
+    if call is None:
+        return None
+    covered = mattering_arguments(ep, dp)
+    said = _said(ep)
+    dictated = [
+        (name, value) for name, value in call[1].items()
+        if name in FREE_TEXT_ARGUMENTS and name not in covered and isinstance(value, str)
+        and (words := message_words(value)) and all(w in said for w in words)
+    ]  # fmt: skip
+    if not dictated:
+        return None
+    return dictated[0][0], " ".join(value for _, value in dictated)
+
+
 def request_checks(ep: Episode, dp: Event) -> tuple[Check, ...]:
-    """``tool_arg_matches`` checks for :func:`request_fixed_arguments` (scorer 3.0)."""
+    """``tool_arg_matches`` checks for :func:`request_fixed_arguments` (scorer 3.0) and
+    for the :func:`dictated_message` (scorer 3.9)."""
     call = _reference_call(dp)
     if call is None:
         return ()
-    return tuple(
+    checks = [
         Check(
             id=f"implied-{name}", kind="tool_arg_matches", tool=call[0], argument=name, expected=value,
             description=f"the request fixes {call[0]}.{name}",
         )
         for name, value in request_fixed_arguments(ep, dp).items()
-    )
+    ]  # fmt: skip
+    message = dictated_message(ep, dp)
+    if message is not None:
+        checks.append(Check(
+            id="implied-message", kind="tool_arg_matches", tool=call[0], argument=message[0], expected=message[1],
+            description=f"the request dictates what {call[0]} says",
+        ))  # fmt: skip
+    return tuple(checks)
 
 
 def implied_checks(ep: Episode, dp: Event) -> tuple[Check, ...]:

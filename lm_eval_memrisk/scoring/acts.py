@@ -133,7 +133,7 @@ POINTERS = re.compile(
 #: into one (a session header, "Conversation so far:", "Latest message:"; scorer 3.9):
 #: not the agent's words, nor is anything after it.
 _NEXT_TURN = re.compile(
-    r"(?m)^\s*(?:(?:User|USER|Human)\s*:|Session\s+\d+\s+[\u2014\u2013-][^\n]*\bsigned in as\b"
+    r"(?m)^[ \t]*(?:(?:User|USER|Human)[ \t]*:|Session\s+\d+\s+[\u2014\u2013-][^\n]*\bsigned in as\b"
     r"|Conversation so far\s*:|Latest message\s*:)"
 )
 #: A line where the reply writes a memory note of the prompt's notes block ("[m3] time 12 ·
@@ -141,7 +141,8 @@ _NEXT_TURN = re.compile(
 #: scorer 3.9): it neither asks nor claims anything, so it is left out of the agent's words
 #: (a value it names is still judged: values are read from the whole reply).
 _NOTE_LINE = re.compile(r"(?m)^[ \t]*(?:\[[^\]\n]{1,40}\][ \t]*time[ \t]+\d+[ \t]*\u00b7[^\n]*|Memory notes\b[^\n]*:[ \t]*)$\n?")
-_SENTENCES = re.compile(r"(?<=[.!?\uff1f])\s+|\n+|\s+[—–]\s+|;\s+")
+#: (each whitespace run is tried from its start only, ``(?<!\s)``: linear on long runs)
+_SENTENCES = re.compile(r"(?<=[.!?\uff1f])\s+|\n+|(?<!\s)\s+[—–]\s+|;\s+")
 _QUESTION_MARK = re.compile(r"[?\uff1f]\s*[\"'”’»)\]*_]*\s*$")
 _ASK_LEADS = re.compile(
     r"^\s*(?:could|would|can|shall|should|do|does|did|may|will|is|are|was|which|what|where|when|who|whom|how"

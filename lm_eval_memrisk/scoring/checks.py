@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 
 from lm_eval_memrisk.episodes.action_checks import (
     DATE_ARGUMENTS,
+    FREE_TEXT_ARGUMENTS,
     LABEL_ARGUMENTS,
     implied_checks,
+    message_words,
     request_checks,
 )
-from lm_eval_memrisk.episodes.normalize import normalize
+from lm_eval_memrisk.episodes.normalize import MONTHS, WEEKDAYS, normalize
 from lm_eval_memrisk.episodes.patterns import PatternError, compile_pattern
 from lm_eval_memrisk.episodes.records import CHECK_KINDS, Check, Constraint, Episode, Event
 from lm_eval_memrisk.episodes.relative_days import says_day, session_day
@@ -258,7 +260,7 @@ def describe_action(action: Action) -> str:
 
 
 _ASK_RE = re.compile(
-    r"[?\uff1f]|(?:^|[.!:\n]\s*)(?:could|would|can|shall|should|do|does|did|may|will|is|are|which|what|where"
+    r"[?\uff1f]|(?:^|[.!:\n][^\S\n]*)(?:could|would|can|shall|should|do|does|did|may|will|is|are|which|what|where"
     r"|when|who|how)\s+(?:you|i|we|it|this|that|your|the)\b|\b(?:please confirm|let me know|please tell me"
     r"|can you confirm|could you confirm)\b",
     re.IGNORECASE,
@@ -514,6 +516,9 @@ def _stems(text: str) -> set[str]:
 
 
 _PARENTHESES = re.compile(r"\([^)]*\)")
+#: A place named by what it is and then where it is ("Boots on the High Street", "the
+#: Lloyds pharmacy by the station"): a reply must keep what it is (scorer 3.9).
+_WHERE = re.compile(r"(?<=\S)\s+(?:on|at|in|near|by|off|opposite|beside|outside)\s+(?=\S)", re.IGNORECASE)
 _CALENDAR = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*day\b|\b\d+\b",
     re.IGNORECASE,
@@ -553,8 +558,9 @@ def names_match(got: str, expected: str, label: bool = False, request: str = "",
     A name keeps its head word (the last word before a comma: "cushion" of "ergonomic
     chair cushion"), unless it is the proper name before it ("GitHub Actions" of "the
     GitHub Actions deploy"), and adds none outside parentheses ("Parkside Suites" for "Parkside
-    Suites, Copenhagen"; not "bird bath" for "bird feeder"); a route keeps its order
-    ("Dublin to Boston").  A ``label`` (a payment reference) only shares a word with the
+    Suites, Copenhagen"; not "bird bath" for "bird feeder"); a place named by what and
+    where keeps what ("Boots", not only "High Street", for "Boots on the High Street"); a
+    route keeps its order ("Dublin to Boston").  A ``label`` (a payment reference) only shares a word with the
     name, or is wholly in the ``request``'s own words ("Personal purchase" for "the theatre
     tickets" where the user said "It's a personal purchase"; not words the request negates,
     "Orvel" after "nothing to do with Orvel", nor words of the call's other values,
@@ -568,17 +574,55 @@ def names_match(got: str, expected: str, label: bool = False, request: str = "",
     if label:
         return _label_matches(got, expected, request, known)
     have, want = _stems(_PARENTHESES.sub(" ", got)), _stems(expected)
-    words = expected.split(",")[0].split()
+    name = expected.split(",")[0]
+    where = _WHERE.search(name)
+    what = name[: where.start()] if where else name  # (3.9: "Boots" of "Boots on the High Street")
+    words = what.split()
     head = _stems(words[-1]) if words else set()
     headless = len(have) > 1 and not head <= have and not _the_name_of(have, words)
     if not (have & want) or not have <= want or headless:
         return False
+    if where and not have & _stems(what):
+        return False  # only where, not what: "High Street" is not "Boots on the High Street" (3.9)
     origin, _, destination = canon(expected).partition(" to ")
     if destination and not (have & _stems(origin) and have & _stems(destination)):
         return False  # a route names both ends ("Boston" is not "Dublin to Boston"; scorer 3.5)
     if " to " in expected.casefold() and " to " in got.casefold():
         order = [w[:6] for w in _CONTENT.findall(canon(got)) if w[:6] in want]
         return order == [w[:6] for w in _CONTENT.findall(canon(expected)) if w[:6] in set(order)]
+    return True
+
+
+#: Words that say a thing is ready (a relayed "The quarterly report is ready.").
+READY_WORDS = frozenset({"ready", "available", "done", "finished", "complete", "completed", "prepared",
+                         "finalised", "finalized"})  # fmt: skip
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}  # fmt: skip
+_COMPACT = re.compile(r"[\s:.]+")
+
+
+def message_says(got: str, expected: str) -> bool:
+    """Whether ``got`` (a call's free text) says what the dictated message ``expected``
+    says (scorer 3.9): its facts, every time, number, day or month and whether a thing
+    is ready ("ready" in any word of :data:`READY_WORDS`), and its other content words
+    (:func:`message_words`, by their first five letters) but one ("Ten minutes late" for
+    "I'm running ten minutes late"; not "The quarterly report" for "... is ready")."""
+    words = message_words(got)
+    stems = {w[:5] for w in words}
+    compact = _COMPACT.sub("", got.casefold())
+    left_out = 0
+    for w in dict.fromkeys(message_words(expected)):
+        if w == "ready":
+            fact, ok = True, any(g in READY_WORDS for g in words)
+        elif any(ch.isdigit() for ch in w):
+            fact, ok = True, _COMPACT.sub("", w) in compact
+        elif w in _NUMBER_WORDS:
+            fact, ok = True, w[:5] in stems or _NUMBER_WORDS[w] in words
+        else:
+            fact, ok = w in WEEKDAYS or w in MONTHS, w[:5] in stems
+        if not ok and (fact or left_out):
+            return False
+        left_out += not ok
     return True
 
 
@@ -610,6 +654,9 @@ def _tool_arg_matches(check: Check, rec: DecisionRecord, ctx: CheckContext) -> t
         return True, f"{check.tool}.{check.argument}: optional and left out"
     if (hedge := hedged(got, expected)) is not None:
         return False, f"{check.tool}.{check.argument}: hedged value {_quote(hedge)}"
+    if check.argument in FREE_TEXT_ARGUMENTS:  # a dictated message (scorer 3.9), in any free-text argument
+        said = " ".join(str(v) for k, v in a.arguments.items() if k in FREE_TEXT_ARGUMENTS)
+        return message_says(said, expected), f"{check.tool}: the message {_quote(said)} should say {_quote(expected)}"
     if check.argument in DATE_ARGUMENTS and not any(ch.isdigit() for ch in expected):  # scorer 3.7
         today = ctx.values.session_days.get(rec.decision_id)
         ok = got is not None and says_day(str(got), expected, today)

@@ -82,7 +82,9 @@ _ASKS_WHICH = re.compile(
     re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
-_CLAUSES = re.compile(r"\s*(?:,(?!\d)|\(|\)|:(?!\d)|—|–|\s-\s)\s*|\s+(?=(?:rather than|instead of|and not|but not|not the)\b)")
+_CLAUSES = re.compile(
+    r"(?<!\s)\s*(?:,(?!\d)|\(|\)|:(?!\d)|—|–|\s-\s)\s*|(?<!\s)\s+(?=(?:rather than|instead of|and not|but not|not the)\b)"
+)  # (?<!\s): a whitespace run is tried from its start only (linear on long runs)
 #: A clause right after the value's own that sets it aside ("X, but that's a legacy import").
 _SETS_ASIDE_NEXT = re.compile(r"^(?:but|which|that|though|although|so)\b", re.IGNORECASE)
 
