@@ -20,7 +20,7 @@ as ``22nd`` do not count).
   word with the user's wording.  Free text (:data:`FREE_TEXT_ARGUMENTS`: an e-mail body,
   an SMS text) is checked only where the user dictated its content (scorer 3.9,
   :func:`dictated_message`: "email me that the quarterly report is ready"): the call's free
-  text must say each of its content words; a relative day is checked from scorer 3.7
+  text must keep its facts and its other content words but one; a relative day is checked from scorer 3.7
   where :mod:`~lm_eval_memrisk.episodes.relative_days` resolves it ("the Sunday after
   next" on the session's day), and not otherwise ("whenever suits").
 """

@@ -649,14 +649,14 @@ def _tool_arg_matches(check: Check, rec: DecisionRecord, ctx: CheckContext) -> t
         return True, _CONFIRMS
     if a.kind != "tool_call" or a.tool != check.tool:
         return False, f"expected {check.tool}({check.argument}={_quote(expected)}); {describe_action(a)}"
+    if check.argument in FREE_TEXT_ARGUMENTS:  # a dictated message (scorer 3.9), in any free-text argument
+        said = " ".join(str(v) for k, v in a.arguments.items() if k in FREE_TEXT_ARGUMENTS)
+        return message_says(said, expected), f"{check.tool}: the message {_quote(said)} should say {_quote(expected)}"
     got = a.arguments.get(check.argument or "")
     if got is None and not _required(ctx.episode, check):
         return True, f"{check.tool}.{check.argument}: optional and left out"
     if (hedge := hedged(got, expected)) is not None:
         return False, f"{check.tool}.{check.argument}: hedged value {_quote(hedge)}"
-    if check.argument in FREE_TEXT_ARGUMENTS:  # a dictated message (scorer 3.9), in any free-text argument
-        said = " ".join(str(v) for k, v in a.arguments.items() if k in FREE_TEXT_ARGUMENTS)
-        return message_says(said, expected), f"{check.tool}: the message {_quote(said)} should say {_quote(expected)}"
     if check.argument in DATE_ARGUMENTS and not any(ch.isdigit() for ch in expected):  # scorer 3.7
         today = ctx.values.session_days.get(rec.decision_id)
         ok = got is not None and says_day(str(got), expected, today)
