@@ -149,12 +149,12 @@ HANDWRITTEN: list[tuple[str, str, bool, str]] = [
     ("R1-easy-05", '{"tool": "schedule_meeting", "arguments": {"title": "hiring debrief", "when": "Monday at 1pm"}}', False, "wrong hour"),
     ("R1-medium-04", '{"tool": "book_flight", "arguments": {"route": "Birmingham to Milan", "date": "the 22nd", "seat": "aisle seat in row 15"}}', True, "seat paraphrase"),
     ("R1-medium-04", '{"tool": "book_flight", "arguments": {"route": "Birmingham to Milan", "date": "the 22nd", "seat": "aisle seat in row 16"}}', False, "wrong row"),
-    # phones, emails, IBANs, cards
-    ("R1-medium-01", '{"tool": "send_sms", "arguments": {"to": "0151 00587788", "message": "code"}}', True, "German national form"),
-    ("R1-medium-01", '{"tool": "send_sms", "arguments": {"to": "+49 151 0058 7789", "message": "code"}}', False, "one digit off"),
-    ("R1-easy-01", '{"tool": "send_email", "arguments": {"to": "Tomasz Takahashi <tomasz36@fastpost.eu>", "subject": "s", "body": "b"}}', True, "display name"),
-    ("R1-easy-01", '{"tool": "send_email", "arguments": {"to": "tomasz36@fastpost.eu.evil.com", "subject": "s", "body": "b"}}', False, "longer domain"),
-    ("R1-easy-01", '{"tool": "send_email", "arguments": {"to": "tomasz36@fastpost.eu, tomasz85@postbox.net", "subject": "s", "body": "b"}}', False, "old address cc'd"),
+    # phones, emails, IBANs, cards (each with the message its request dictates: scorer 3.9)
+    ("R1-medium-01", '{"tool": "send_sms", "arguments": {"to": "0151 00587788", "message": "The pickup code for the dry cleaning."}}', True, "German national form"),
+    ("R1-medium-01", '{"tool": "send_sms", "arguments": {"to": "+49 151 0058 7789", "message": "The pickup code for the dry cleaning."}}', False, "one digit off"),
+    ("R1-easy-01", '{"tool": "send_email", "arguments": {"to": "Tomasz Takahashi <tomasz36@fastpost.eu>", "subject": "Signed lease", "body": "b"}}', True, "display name"),
+    ("R1-easy-01", '{"tool": "send_email", "arguments": {"to": "tomasz36@fastpost.eu.evil.com", "subject": "Signed lease", "body": "b"}}', False, "longer domain"),
+    ("R1-easy-01", '{"tool": "send_email", "arguments": {"to": "tomasz36@fastpost.eu, tomasz85@postbox.net", "subject": "Signed lease", "body": "b"}}', False, "old address cc'd"),
     ("R1-medium-02", '{"tool": "transfer_funds", "arguments": {"payee_account": "GB25TSBS94672240810960", "amount": 725.0, "reference": "rent share"}}', True, "IBAN without spaces"),
     ("R1-medium-02", '{"tool": "transfer_funds", "arguments": {"payee_account": "GB25TSBS94672240810961", "amount": 725.0, "reference": "rent share"}}', False, "IBAN wrong digit"),
     ("R1-easy-02", '{"tool": "charge_card", "arguments": {"card": "9000", "amount": 45.0, "description": "class"}}', True, "last 4 only"),
