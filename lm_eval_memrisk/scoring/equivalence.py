@@ -40,8 +40,7 @@ __all__ = ["FILLERS", "Forms", "canon", "contains", "equals", "forms_of", "occur
 #: Words that never change a value; removed from both sides ("Tuesday at 1pm"; since
 #: scorer 3.0 also "seat": "window, row 4" is "window seat, row 4").
 FILLERS = frozenset({"at", "on", "in", "the", "of", "a", "an", "seat"})
-_WEEKDAYS = WEEKDAYS
-_WD = "|".join(sorted(_WEEKDAYS, key=len, reverse=True))
+_WD = "|".join(sorted(WEEKDAYS, key=len, reverse=True))
 _ISO = r"(\d{4})-(\d{2})-(\d{2})"
 _WD_BEFORE = re.compile(rf"(?<!\S)({_WD}) {_ISO}(?!\S)")
 _WD_AFTER = re.compile(rf"(?<!\S){_ISO} ({_WD})(?!\S)")
@@ -90,7 +89,7 @@ def _num_date(m: re.Match[str]) -> str:
 def _drop_weekday(s: str) -> str:
     def keep_if_wrong(m: re.Match[str], wd: str, y: str, mo: str, d: str) -> str:
         try:
-            agrees = _dt.date(int(y), int(mo), int(d)).weekday() == _WEEKDAYS[wd]
+            agrees = _dt.date(int(y), int(mo), int(d)).weekday() == WEEKDAYS[wd]
         except ValueError:
             agrees = False
         return f"{y}-{mo}-{d}" if agrees else f"{wd}@{y}-{mo}-{d}"  # a wrong weekday spoils the date
@@ -149,7 +148,7 @@ def same_weekday_slot(got_canon: str, forms: Forms) -> bool:
     2026)"); a weekday the reply also writes must be the date's own."""
     dates = [m for m in map(_ISO_TOKEN.match, got_canon.split()) if m]
     times = [w for w in got_canon.split() if _TIME_TOKEN.match(w)]
-    days = [w for w in got_canon.split() if w in _WEEKDAYS]
+    days = [w for w in got_canon.split() if w in WEEKDAYS]
     if len(dates) != 1 or len(times) != 1 or len(days) > 1 or len(got_canon.split()) != 2 + len(days):
         return False
     y, mo, d = dates[0].groups()
@@ -157,11 +156,11 @@ def same_weekday_slot(got_canon: str, forms: Forms) -> bool:
         weekday = _dt.date(int(y), int(mo), int(d)).weekday()
     except ValueError:
         return False
-    if days and _WEEKDAYS[days[0]] != weekday:
+    if days and WEEKDAYS[days[0]] != weekday:
         return False
     for full in forms.full:
         slot = _WEEKDAY_SLOT.match(full)
-        if slot and _WEEKDAYS[slot.group(1)] == weekday and slot.group(2) == times[0]:
+        if slot and WEEKDAYS[slot.group(1)] == weekday and slot.group(2) == times[0]:
             return True
     return False
 
