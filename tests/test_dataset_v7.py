@@ -99,9 +99,9 @@ def test_every_ablated_oracle_fails_every_episode_of_its_risk(datasets: dict[str
             bare = [f for f in found["off_diagonal"] if not f["attributed"]]
             if risk not in v6_checks.UNATTRIBUTED_OK:
                 assert bare == [], (name, risk, bare)
-            for f in bare:  # recency alone: R6 summaries and context-resolved multi-hop notes
-                ep = next(e for e in episodes if e.id == f["episode"])
-                assert ep.risk == "R6" or "multi_hop" in ep.metadata, (name, f)
+            for f in bare:  # recency alone: R6 summaries and notes the request resolves
+                ep = next(e for e in episodes if e.id == f["episode"])  # (multi-hop; v8's team or own note)
+                assert ep.risk == "R6" or {"multi_hop", "team_request", "personal_request"} & set(ep.metadata), (name, f)
 
 
 def _newest_right(ep: Episode) -> int:

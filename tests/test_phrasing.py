@@ -98,3 +98,29 @@ def test_the_generators_fate_reading_counts_what_the_audits_template_table_count
     same = sum(ours.get(s) == f for s, f in theirs.items())
     assert same >= 0.98 * len(theirs), (same, len(theirs))
     assert len(set(ours) - set(theirs)) <= 0.02 * len(theirs)
+
+
+def test_a_fixed_context_is_never_swapped() -> None:
+    # A drew the two wrong values, B the two right ones: dealt freely the rates even out,
+    # but as a fixed context (another build's sentences, kept as they were) nothing moves
+    drawn = {("old0", "w0", POOL[0]): POOL, ("old1", "w1", POOL[0]): POOL,
+             ("old2", "r0", POOL[1]): POOL, ("old3", "r1", POOL[1]): POOL}  # fmt: skip
+    fate = {s: (1, int(s[1].startswith("r"))) for s in drawn}
+    assert _rates(drawn, fate, phrasing.deal(drawn, fate)) == {POOL[0]: 0.5, POOL[1]: 0.5}
+    assert phrasing.deal(drawn, fate, {s: s[2] for s in drawn}) == {}
+
+
+def test_beside_a_fixed_context_the_deal_lifts_a_template_into_the_band() -> None:
+    # the context gave A 7 uses (1 right) and B 3 (none); of the free sentences A drew a
+    # wrong value, B a right one: A at 1/8 is under the band, which the even-rate objective
+    # alone leaves (B, under BAND_MIN_USES, would stray further from the rate); the band's
+    # weight gives A the right value
+    context = {**{(f"old{i}", f"c{i}", POOL[0]): POOL for i in range(7)},
+               **{(f"oldb{i}", f"b{i}", POOL[1]): POOL for i in range(3)}}  # fmt: skip
+    free = {("new0", "r0", POOL[1]): POOL, ("new1", "w0", POOL[0]): POOL}
+    drawn = {**context, **free}
+    fate = {s: (1, int(s[1] in ("c0", "r0"))) for s in drawn}
+    fixed = {s: s[2] for s in context}
+    dealt = phrasing.deal(drawn, fate, fixed)
+    assert dealt == {("new0", "r0", POOL[1]): POOL[0], ("new1", "w0", POOL[0]): POOL[1]}
+    assert _rates(drawn, fate, {**fixed, **dealt})[POOL[0]] == 0.25

@@ -68,7 +68,7 @@ DATASETS: dict[str, str] = {
 }  # fmt: skip
 #: An episode's ``version`` field -> its dataset version.
 VERSION_FIELDS: dict[str, str] = {
-    "1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4", "5.0": "v5", "6.0": "v6", "7.0": "v7",
+    "1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4", "5.0": "v5", "6.0": "v6", "7.0": "v7", "8.0": "v8",
 }  # fmt: skip
 #: The version loaded when no file is given.
 DEFAULT_DATASET = "v7"

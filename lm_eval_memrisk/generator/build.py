@@ -45,7 +45,7 @@ from lm_eval_memrisk.generator.risks import (
 from lm_eval_memrisk.generator.risks.common import task_for
 from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import BUILDERS as V3_BUILDERS
-from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS, V5_BUILDERS, V7_BUILDERS
+from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS, V5_BUILDERS, V7_BUILDERS, V8_BUILDERS
 from lm_eval_memrisk.generator.risks.v6 import R2_RULES as V6_R2_RULES
 from lm_eval_memrisk.generator.risks.v6 import V6_BUILDERS
 from lm_eval_memrisk.generator.seeding import DEFAULT_SEED, rng_for
@@ -57,15 +57,18 @@ from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 VERSIONS: dict[str, str] = {name: field for field, name in VERSION_FIELDS.items()}
 DEFAULT_VERSION = "v7"
 #: Versions whose phrasing is counterbalanced (built twice: :mod:`.phrasing`).
-COUNTERBALANCED = frozenset({"v7"})
+COUNTERBALANCED = frozenset({"v7", "v8"})
 VERSION = VERSIONS[DEFAULT_VERSION]
 #: Dataset version -> its risk builders (drafts before fillers).
 DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
     "v1": BUILDERS, "v2": V2_BUILDERS, "v3": V3_BUILDERS, "v4": V4_BUILDERS, "v5": V5_BUILDERS,
-    "v6": V6_BUILDERS, "v7": V7_BUILDERS,
+    "v6": V6_BUILDERS, "v7": V7_BUILDERS, "v8": V8_BUILDERS,
 }  # fmt: skip
+#: Versions that rebuild only some risks of an earlier one: version -> (base, risks).  v8
+#: is v7 with R3 rebuilt (:mod:`.risks.v8`): a model's replies to v7's other episodes stand.
+REBUILT: dict[str, tuple[str, frozenset[str]]] = {"v8": ("v7", frozenset({"R3"}))}
 #: Versions whose earlier requests carry the final request's foil checks (:func:`carry_foils`).
-CARRIED_FOILS = frozenset({"v5", "v6", "v7"})
+CARRIED_FOILS = frozenset({"v5", "v6", "v7", "v8"})
 #: Versions built and packaged under scorer 3.1, whose check of the notes a reference
 #: names read its arguments as one text (see :func:`~.verify.verify`): they keep that
 #: reading so that they rebuild byte for byte.
@@ -163,7 +166,7 @@ def _attempt(
     draft = draft_builder(version, risk)(ctx)
     draft.sessions = [s for s in draft.sessions if s.blocks]
     add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, wide=version != "v1",
-                own_updates=version == "v7")  # fmt: skip
+                own_updates=version in ("v7", "v8"))  # fmt: skip
     events = compile_plan(draft.sessions, rng)
     if version != "v1":
         events = vary_acks(events, rng)
@@ -273,7 +276,7 @@ def _risk_episodes(seed: int, risk: str, counts: Counts, version: str) -> list[E
     out: list[Episode] = []
     taken: set[str] = set()
     for tier in TIERS:
-        rules = _Cycle(seed, V6_R2_RULES if version in ("v6", "v7") else RESOLUTION_RULES, risk, tier, "rules")
+        rules = _Cycle(seed, V6_R2_RULES if version in ("v6", "v7", "v8") else RESOLUTION_RULES, risk, tier, "rules")
         for index in range(counts.get((risk, tier), 0)):
             rule = rules.next() if risk == "R2" else None
             family = scoped.next() if rule == "scope" else families.next()
@@ -357,16 +360,40 @@ def generate(
         except (ImportError, AttributeError, LookupError) as exc:
             raise GenerationError(f"dataset {version} has no builder for {risk}: {exc}") from None
 
+    if version in REBUILT:
+        return _rebuilt(seed, counts, version, counterbalance)
+    return _built(seed, counts, version, counterbalance)[0]
+
+
+def _built(
+    seed: int, counts: Counts, version: str, counterbalance: bool, context: phrasing.Dealt | None = None
+) -> tuple[list[Episode], phrasing.Dealt | None]:
+    """The episodes of ``counts`` built by ``version``'s builders, and what their
+    counterbalanced phrasing dealt (None where the version is not counterbalanced);
+    ``context``: the phrasing of the dataset's other episodes, dealt alongside."""
+
     def build() -> list[Episode]:
         episodes: list[Episode] = []
-        for risk in order:
+        for risk in risks.risk_ids():
             if any(counts.get((risk, tier), 0) for tier in TIERS):
                 episodes.extend(_risk_episodes(seed, risk, counts, version))
         return _mark_strict(seed, episodes, counts)
 
     if version not in COUNTERBALANCED or not counterbalance:
-        return build()
-    return phrasing.counterbalanced(build, template_uses)
+        return build(), None
+    return phrasing.counterbalanced(build, template_uses, context)
+
+
+def _rebuilt(seed: int, counts: Counts, version: str, counterbalance: bool) -> list[Episode]:
+    """A :data:`REBUILT` version: its base version's episodes (only the ``version`` field
+    changed), those of the rebuilt risks built anew, their phrasing dealt alongside the
+    base's other sentences (which stay byte for byte what they were)."""
+    base, rebuilt = REBUILT[version]
+    kept, dealt = _built(seed, counts, base, counterbalance)
+    context = dealt.without({ep.id for ep in kept if ep.risk in rebuilt}) if dealt else None
+    new, _ = _built(seed, {k: n for k, n in counts.items() if k[0] in rebuilt}, version, counterbalance, context)
+    fresh, field = iter(new), VERSIONS[version]
+    return [next(fresh) if ep.risk in rebuilt else dataclasses.replace(ep, version=field) for ep in kept]
 
 
 def write_dataset(path: str | os.PathLike[str], episodes: list[Episode]) -> None:

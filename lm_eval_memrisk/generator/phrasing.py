@@ -93,9 +93,18 @@ def fates(uses: Iterable[tuple[str, str, str, bool]]) -> Fates:
 
 #: Most passes of pairwise swaps :func:`deal` makes (it stops when a pass changes nothing).
 SWEEPS = 20
+#: The audit's band (``audit.templates``: a template used :data:`BAND_MIN_USES` times or
+#: more has a right rate in it), which a deal beside a fixed context (v8's R3) also aims
+#: at: with most sentences fixed, even rates alone left templates just under 0.25.
+BAND = (0.25, 0.75)
+BAND_MIN_USES = 8
+#: How much a right count outside the band weighs against an uneven rate.
+BAND_WEIGHT = 100.0
 
 
-def deal(drawn: dict[Sentence, tuple[str, ...]], fate: Fates) -> dict[Sentence, str]:
+def deal(
+    drawn: dict[Sentence, tuple[str, ...]], fate: Fates, fixed: dict[Sentence, str] | None = None
+) -> dict[Sentence, str]:
     """Each sentence with a fate -> the template of its pool to render.
 
     The templates a pool's sentences drew stay the ones it uses, as often as drawn (the
@@ -103,7 +112,11 @@ def deal(drawn: dict[Sentence, tuple[str, ...]], fate: Fates) -> dict[Sentence, 
     swapping the templates of two sentences of a pool while that brings the templates'
     right rates closer to their group's rate (templates shared between pools, like the
     family pools' common "My K is V", are one group with one rate).  What is lowered is
-    the sum over templates of (right count - rate x uses)^2 / (uses + 1)."""
+    the sum over templates of (right count - rate x uses)^2 / (uses + 1).  ``fixed``
+    sentences (those of another build that must stay as they are, see
+    :func:`counterbalanced`) keep the template given and count in the rates, but are
+    never swapped."""
+    fixed = fixed or {}
     group = _groups(drawn.values())
     fated = [s for s in drawn if s in fate]
     total: dict[str, list[int]] = {}
@@ -112,7 +125,7 @@ def deal(drawn: dict[Sentence, tuple[str, ...]], fate: Fates) -> dict[Sentence, 
         acc = total.setdefault(group[drawn[sentence][0]], [0, 0])
         acc[0], acc[1] = acc[0] + n, acc[1] + k
     rate = {g: k / n for g, (n, k) in total.items()}
-    given = {s: s[2] for s in fated}
+    given = {s: fixed.get(s, s[2]) for s in fated}
     uses: dict[str, list[float]] = {}  # template -> [uses, excess right count]
     for s in fated:
         n, k = fate[s]
@@ -121,11 +134,17 @@ def deal(drawn: dict[Sentence, tuple[str, ...]], fate: Fates) -> dict[Sentence, 
 
     def term(t: str, dn: int = 0, dx: float = 0.0) -> float:
         n, x = uses.get(t, (0, 0.0))
-        return (x + dx) ** 2 / (n + dn + 1)
+        n, x = n + dn, x + dx
+        out = x**2 / (n + 1)
+        if fixed and n >= BAND_MIN_USES:  # (beside a fixed context only: v7 deals as it did)
+            right = x + rate[group[t]] * n
+            out += BAND_WEIGHT * max(0.0, BAND[0] * n - right, right - BAND[1] * n) ** 2
+        return out
 
     by_pool: dict[tuple[str, ...], list[Sentence]] = {}
     for s in fated:
-        by_pool.setdefault(drawn[s], []).append(s)
+        if s not in fixed:
+            by_pool.setdefault(drawn[s], []).append(s)
     for _ in range(SWEEPS):
         improved = False
         for pool, members in by_pool.items():
@@ -146,7 +165,7 @@ def deal(drawn: dict[Sentence, tuple[str, ...]], fate: Fates) -> dict[Sentence, 
                         improved = True
         if not improved:
             break
-    return {s: t for s, t in given.items() if t != s[2]}
+    return {s: t for s, t in given.items() if t != s[2] and s not in fixed}
 
 
 def _groups(pools: Iterable[tuple[str, ...]]) -> dict[str, str]:
@@ -168,14 +187,42 @@ def _groups(pools: Iterable[tuple[str, ...]]) -> dict[str, str]:
     return {t: root(t) for t in parent}
 
 
+@dataclass(frozen=True)
+class Dealt:
+    """What a counterbalanced build drew and rendered: each sentence's pool, fate and
+    the template it got (the context a rebuild of some of its episodes is dealt in)."""
+
+    drawn: dict[Sentence, tuple[str, ...]]
+    fate: Fates
+    given: dict[Sentence, str]
+
+    def without(self, episode_ids: set[str]) -> Dealt:
+        """The same, less the sentences of ``episode_ids``."""
+        keep = {s for s in self.drawn if s[0] not in episode_ids}
+        return Dealt({s: self.drawn[s] for s in keep}, {s: f for s, f in self.fate.items() if s in keep},
+                     {s: t for s, t in self.given.items() if s in keep})  # fmt: skip
+
+
 def counterbalanced(
     build: Callable[[], list[Any]],
     uses: Callable[[list[Any]], Iterable[tuple[str, str, str, bool]]],
-) -> list[Any]:
+    context: Dealt | None = None,
+) -> tuple[list[Any], Dealt]:
     """Build twice (see the module docstring): ``build`` makes the dataset, ``uses``
-    reads its template uses ``(episode id, value, template text, right)``."""
+    reads its template uses ``(episode id, value, template text, right)``.  With a
+    ``context`` (the other episodes of a dataset whose rest is rebuilt: v8's R3), the
+    templates are dealt so that the rates over both come out even, the context's own
+    sentences unchanged.  Returns the episodes and what was dealt."""
     with _active(Phrasing()) as first:
         episodes = build()
-    dealt = deal(first.drawn, fates(uses(episodes)))
+    drawn, fate = dict(first.drawn), fates(uses(episodes))
+    fixed: dict[Sentence, str] = {}
+    if context is not None:
+        drawn.update(context.drawn)
+        fate.update(context.fate)
+        fixed = context.given
+    dealt = deal(drawn, fate, fixed)
     with _active(Phrasing(dealt=dealt)):
-        return build()
+        episodes = build()
+    given = {s: dealt.get(s, s[2]) for s in first.drawn if s in fate}
+    return episodes, Dealt(dict(first.drawn), {s: f for s, f in fate.items() if s in first.drawn}, given)

@@ -326,10 +326,14 @@ def is_v6(ctx: Ctx) -> bool:
     return ctx.version not in PRE_V6
 
 
+#: Dataset versions with v7's contrast (v8 adds R3's team notes, :mod:`.v8`).
+CONTRAST_VERSIONS: frozenset[str] = frozenset({"v7", "v8"})
+
+
 def is_v7(ctx: Ctx) -> bool:
-    """Whether the episode is built for dataset v7 (issue 26 contrast,
+    """Whether the episode is built for dataset v7 or later (issue 26 contrast,
     :mod:`~lm_eval_memrisk.generator.risks.v7`)."""
-    return ctx.version == "v7"
+    return ctx.version in CONTRAST_VERSIONS
 
 
 #: v6: the families whose values the authority rule names (``render.AUTHORITY_RULES``:
@@ -350,7 +354,7 @@ def task_for(fam: Family, rng: random.Random, version: str) -> Task:
         task = fam.known_tasks(rng)
     else:
         task = fam.make_task(rng)
-    return v7_task(task) if version == "v7" else task
+    return v7_task(task) if version in CONTRAST_VERSIONS else task
 
 
 #: v7: a day of the month said without its month read as a day already past ("the 22nd"

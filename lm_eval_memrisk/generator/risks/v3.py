@@ -60,7 +60,7 @@ from lm_eval_memrisk.generator.plan import (
     Session,
     plan_turns,
 )
-from lm_eval_memrisk.generator.risks import r5_constraint, v2, v7
+from lm_eval_memrisk.generator.risks import r5_constraint, v2, v7, v8
 from lm_eval_memrisk.generator.risks.common import (
     REVOKE_ACKS,
     SUBJECT_TASK_FAMILIES,
@@ -618,7 +618,8 @@ def _someone_elses_note(ctx: Ctx, draft: Draft) -> bool:
 
 
 def _build(
-    risk: str, kept: bool = False, v5: bool = False, v6: bool = False, contrast: bool = False
+    risk: str, kept: bool = False, v5: bool = False, v6: bool = False, contrast: bool = False,
+    teams: bool = False,
 ) -> Callable[[Ctx], Draft]:
     """v3's builder of ``risk``; ``kept`` (v4): some early requests use the value still
     right at the final request (:data:`KEPT_EVERY`, :func:`_early_kept`), and R6 has none;
@@ -627,11 +628,13 @@ def _build(
     nothing a reader could misread: no colleague's "same as X's" before X gives the value,
     no deletion notice that names the note that stays, no own note known only from a
     silent sync (see :mod:`~lm_eval_memrisk.generator.risks.v6`); ``contrast``: the v7
-    candidate's contrast (:mod:`~lm_eval_memrisk.generator.risks.v7`)."""
+    candidate's contrast (:mod:`~lm_eval_memrisk.generator.risks.v7`); ``teams``: v8's
+    team notes in R3 (:mod:`~lm_eval_memrisk.generator.risks.v8`)."""
     base = v2.BUILDERS[risk]
 
     def build(ctx: Ctx) -> Draft:
         draft = base(ctx)
+        team = v8.add_team_note(ctx, draft) if teams and risk == "R3" else None
         hard = ctx.tier == "hard"
         if hard and risk == "R2" and ctx.rule in ("latest_timestamp", "trusted_source"):
             _deleted_foil(ctx, draft)
@@ -687,6 +690,8 @@ def _build(
             v7.work_context_on_early_requests(ctx, draft)
         if v6:
             _split_holds(draft)
+        if team is not None:
+            v8.say_whose_matter(ctx, draft, team)
         if contrast:
             v7.space_out_values(draft)
         _attribute(draft)
@@ -713,4 +718,8 @@ V6_BUILDERS: dict[str, Callable[[Ctx], Draft]] = {
 V7_BUILDERS: dict[str, Callable[[Ctx], Draft]] = {
     risk: _build(risk, kept=True, v6=True, contrast=True) for risk in v2.BUILDERS
 }
-__all__ = ["BUILDERS", "V4_BUILDERS", "V5_BUILDERS", "V6_BUILDERS", "V7_BUILDERS"]
+#: Dataset v8 (issue 26, a candidate): v7 plus R3's team notes (:mod:`...risks.v8`).
+V8_BUILDERS: dict[str, Callable[[Ctx], Draft]] = {
+    risk: _build(risk, kept=True, v6=True, contrast=True, teams=True) for risk in v2.BUILDERS
+}
+__all__ = ["BUILDERS", "V4_BUILDERS", "V5_BUILDERS", "V6_BUILDERS", "V7_BUILDERS", "V8_BUILDERS"]
