@@ -59,3 +59,18 @@ def test_the_careful_replies_fail_only_where_classified(version: str, replies: P
     agent = get_agent(f"replay:{replies}")
     failed = {ep.id for ep in load_episodes(version, track="all") if not score(ep, run_episode(ep, agent)).success}
     assert failed == set(known)
+
+
+REPLIES_V8 = Path(__file__).parent / "data" / "careful_assistant" / "replies_v8.jsonl"
+
+
+def test_the_careful_replies_pass_every_episode_of_the_v8_candidate() -> None:
+    """Dataset v8 (the generator's candidate at the shipped seed): v7's replies for the
+    episodes v8 keeps (their prompts' sha256 unchanged), and for the 23 R3 episodes it
+    rebuilt (34 decisions) replies written blind by two fresh helpers (the second for the
+    5 decisions whose prompts a fix then changed: which own note the user drops)."""
+    from lm_eval_memrisk.generator import generate
+
+    agent = get_agent(f"replay:{REPLIES_V8}")
+    failed = {ep.id for ep in generate(version="v8") if not score(ep, run_episode(ep, agent)).success}
+    assert failed == set()

@@ -24,6 +24,7 @@ from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.state import state_at
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.families import family
+from lm_eval_memrisk.generator.risks import v8
 from lm_eval_memrisk.generator.risks.v8 import PERSONAL_MATTERS, TEAM_MATTERS
 
 SEEDS = v7_checks.SEEDS
@@ -155,3 +156,18 @@ def test_every_ablated_oracle_fails_every_episode_of_its_risk(datasets: dict[str
 ])  # fmt: skip
 def test_v7_check_holds_on_v8(check: str, datasets: dict[str, list[Episode]]) -> None:
     getattr(v7_checks, check)(datasets)
+
+
+def test_a_note_dropped_in_words_beside_the_team_note_says_it_is_the_users_own(datasets: dict[str, list[Episode]]) -> None:
+    """A careful-reply writer could not tell whether "the token I gave you is no good" meant
+    the team's token or the user's: beside a team note a drop says which."""
+    heads = [t.split("{{")[0].strip() for t in v8.DROP_OWN]
+    seen = 0
+    for name, episodes in datasets.items():
+        for ep in (e for e in episodes if {"team_request", "personal_request"} & set(e.metadata)):
+            items = ep.memory_items
+            for e in (x for x in ep.events if x.type == "memory_revoke"):
+                if items[e.target].value not in (e.text or ""):
+                    assert any(h in (e.text or "") for h in heads), (name, ep.id, e.text)
+                    seen += 1
+    assert seen >= 8

@@ -7,7 +7,7 @@ records (``running.replay``).  Run from the repository root:
 
     PYTHONPATH=. python docs/careful_replies/make_bundles.py OUT [VERSION] [--since EPISODES]
 
-VERSION is a packaged dataset (``v6``) or ``v7`` (built by the generator at the shipped
+VERSION is a packaged dataset (``v6``) or ``v7``/``v8`` (built by the generator at the shipped
 seed).  Writers get only OUT/bundleN_prompts.md; their replies files, one JSON line per
 decision ``{"episode", "decision", "prompt_sha256", "reply", "note"}``, are joined in
 bundle order into the replies file that ``replay:FILE`` plays.  ``--since EPISODES`` (an
@@ -34,7 +34,7 @@ if "--since" in args:  # only the episodes whose prompts changed since that epis
 out = Path(args[0])
 version = args[1] if len(args) > 1 else "v7"
 out.mkdir(parents=True, exist_ok=True)
-episodes = generate(DEFAULT_SEED, version="v7") if version == "v7" else load_episodes(version, track="all")
+episodes = generate(DEFAULT_SEED, version=version) if version in ("v7", "v8") else load_episodes(version, track="all")
 bundles = BUNDLES
 if since is not None:
     old = {(e.id, p.decision_id): prompt_sha256(p.messages) for e in load_episodes(since, track="all") for p in decision_prompts(e)}

@@ -18,7 +18,7 @@ from lm_eval_memrisk.scoring.scorer import score
 
 path = sys.argv[1]
 version = sys.argv[2] if len(sys.argv) > 2 else "v7"
-episodes = generate(DEFAULT_SEED, version="v7") if version == "v7" else load_episodes(version, track="all")
+episodes = generate(DEFAULT_SEED, version=version) if version in ("v7", "v8") else load_episodes(version, track="all")
 have = load_replies(path)
 agent = get_agent(f"replay:{path}")
 n, passed, skipped = Counter(), Counter(), 0

@@ -40,7 +40,7 @@ from lm_eval_memrisk.generator.plan import (
     ItemRef,
     Session,
 )
-from lm_eval_memrisk.generator.risks import r2_conflict, r4_revoked, r5_constraint, r5_rules
+from lm_eval_memrisk.generator.risks import r2_conflict, r4_revoked, r5_constraint, r5_rules, v8
 from lm_eval_memrisk.generator.risks.common import (
     AUTHORITY_FAMILIES,
     REVOKE_ACKS,
@@ -531,7 +531,7 @@ def r3(ctx: Ctx) -> Draft:
     if (pattern == 2 or deleted_own) and own is not None:
         here = _later(ctx, sessions, 1.0 if is_v6(ctx) else 0.5)
         said = (pick(rng, ctx.fam.revokes, **words(ctx, owner, value=own.value)) if deleted_own
-                else _said(ctx, DROP_OWN, owner))  # fmt: skip (drawn after the session, as before v7)
+                else _said(ctx, v8.DROP_OWN if v8.team_cell(ctx) else DROP_OWN, owner))  # fmt: skip (drawn after the session, as before v7)
         here.blocks.append(
             [
                 Ev("memory_revoke", target=own, text=said),

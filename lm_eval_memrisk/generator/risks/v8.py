@@ -68,6 +68,13 @@ PERSONAL_MATTERS: tuple[str, ...] = (
     "It's just for me, nothing to do with {{ team }}: my personal {{ noun }}.",
     "Personal, not a team thing, so use my own {{ noun }}.",
 )
+#: The user drops their own note in words (v2's ``DROP_OWN``, saying which: a careful-reply
+#: writer could not tell whether "the token I gave you" meant the team's).
+DROP_OWN: tuple[str, ...] = (
+    "Please drop my personal {{ noun }} — I'll send a new one when I have it.",
+    "My own {{ noun }} is no good any more; don't rely on it until I give you another.",
+    "Forget the personal {{ noun }} you've got on file for me; I'll tell you the right one later.",
+)
 #: The agent's question when the note the matter needs is not on file.
 NO_TEAM_NOTE: tuple[str, ...] = (
     "I don't have a team {{ noun }} on file for {{ team }}, only your own. Which {{ noun }} should I use?",
@@ -85,7 +92,7 @@ def team_cell(ctx: Ctx) -> tuple[bool, bool] | None:
     alternates by tier and half of the patterns' variants, pattern 0 (an own note) has a
     team note except where a team request then asks for one (two of its six)."""
     pattern, half = ctx.variant % 4, (ctx.variant // 4) % 2
-    if pattern == 3 or ctx.fam.name not in TEAM_FAMILIES:
+    if ctx.version != "v8" or pattern == 3 or ctx.fam.name not in TEAM_FAMILIES:
         return None
     team_request = (half + TIERS.index(ctx.tier)) % 2 == 1
     team_note = pattern != 0 or half == 0 or ctx.tier == "medium"
@@ -166,4 +173,4 @@ def say_whose_matter(ctx: Ctx, draft: Draft, team: ItemRef) -> int:
     return changed
 
 
-__all__ = ["NO_OWN_NOTE", "NO_TEAM_NOTE", "PERSONAL_MATTERS", "TEAM_FAMILIES", "TEAM_MATTERS", "TEAM_ACKS", "TEAM_LEADS", "add_team_note", "say_whose_matter", "team_cell"]
+__all__ = ["DROP_OWN", "NO_OWN_NOTE", "NO_TEAM_NOTE", "PERSONAL_MATTERS", "TEAM_FAMILIES", "TEAM_MATTERS", "TEAM_ACKS", "TEAM_LEADS", "add_team_note", "say_whose_matter", "team_cell"]
