@@ -3,11 +3,12 @@
 In v7 every note in the session's scopes was the user's own, so a reader that only saw
 a note's scope label solved R3: use the note in scope, ask when there is none (the
 learned reader passed 23 of 24 of R3's no-own-note episodes over four builds).  In v8
-half of R3's episodes (patterns 0-2 of families a team can share) also hold the
-*team's* note of the key: a note of the session's workspace, stated by the user or a
-teammate.  Both notes are in scope; the request says whether the matter is the team's
-or the user's own, and that decides which note holds, or that the one it needs is
-missing, so the agent asks:
+R3's episodes of families a team can share (patterns 0-2, 17-18 of 24 per build) also
+hold the *team's* note of the key: a note of the session's workspace, said by the user
+or a teammate in the words of the user's own notes after a lead (:data:`TEAM_LEADS`).
+Both notes are in scope; the request says whether the matter is the team's or the
+user's own, and that decides which note holds, or that the one it needs is missing, so
+the agent asks:
 
 ==============  ==================  ==================
 notes in scope  personal request    team request
@@ -20,9 +21,11 @@ team only       ask                 the team's note
 Whether to ask is then the exclusive or of *whose note is on file* and *whose matter
 the request is*, which no sum of a note's words and the request's words decides.
 Another user's note of the key (v7's foil) stays the newest, so an agent that ignores
-scope still fails every R3 episode; the personal and the team note are not a conflict
-(R2's ablation resolves notes of one scope).  Every earlier request that uses one of
-the two notes says whose matter it is.
+scope still fails every R3 episode.  The own and the team's note are not a conflict: the
+recency-alone oracle (ablated-R2) fails where the one the request does not want is the
+newer, as it fails multi-hop episodes, with no R2 foil.  Every earlier request after the
+team's note is given says whose matter it is, and beside it the user drops their own
+note in words that say so (:data:`DROP_OWN`).
 """
 
 from __future__ import annotations
