@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Real model runs of the dataset v8 candidate's R3 episodes (the only risk v8 rebuilds),
+# stop 46: the eight llama.cpp systems of the reference set, lm-eval's memriskbench_r3 on
+# v8 built at the shipped seed, under the default presentation.  Each run lands in
+# OUT/<system>/ (default runs/v8r3); --use_cache lets a cut run continue.  About 1 h on
+# 2 cores (Qwen2.5-Coder-1.5B about 6 min a system when the machine is otherwise idle).
+# Usage: bash scripts/run_v8_r3.sh   (after scripts/_setup.sh; fetches the models it lacks)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-runs/v8r3}
+export PATH="$PWD/.venv/bin:$PATH"
+mkdir -p "$OUT"
+python -m lm_eval_memrisk.generator --version v8 --out "$OUT/episodes_v8.jsonl"
+for spec in "qwen2.5-coder-0.5b full q05" "smollm2-135m full smol" "qwen2.5-coder-1.5b full q15" \
+    "qwen2.5-coder-0.5b recency:3 q05-recency3" "qwen2.5-coder-0.5b bm25:3 q05-bm25-3" \
+    "qwen2.5-coder-0.5b mem0:3 q05-mem0-3" "qwen2.5-coder-1.5b recency:3 q15-recency3" \
+    "qwen2.5-coder-1.5b mem0:3 q15-mem0-3"; do
+  set -- $spec
+  if [ -d "$OUT/$3" ]; then echo "skip $3 (exists)"; continue; fi
+  echo "== $3 $(date -u +%T)"
+  memrisk eval --model llama-cpp --model_args "model=$1,n_threads=${N_THREADS:-2}" --tasks memriskbench_r3 \
+    --metadata "{\"episodes\": \"$OUT/episodes_v8.jsonl\", \"memory_policy\": \"$2\", \"presentation\": \"history\", \"tools\": \"text\"}" \
+    --apply_chat_template --log_samples --use_cache "$OUT/cache/$3" --output_path "$OUT/tmp_$3"
+  mv "$OUT/tmp_$3/$1" "$OUT/$3"
+  rm -rf "$OUT/tmp_$3"
+  echo "== $3 done $(date -u +%T)"
+done
