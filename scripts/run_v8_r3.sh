@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-runs/v8r3}
 export PATH="$PWD/.venv/bin:$PATH"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # this checkout's code, not an older install's
 mkdir -p "$OUT"
 python -m lm_eval_memrisk.generator --version v8 --out "$OUT/episodes_v8.jsonl"
 for spec in "qwen2.5-coder-0.5b full q05" "smollm2-135m full smol" "qwen2.5-coder-1.5b full q15" \
