@@ -3,9 +3,10 @@
 In v7 every note in the session's scopes was the user's own, so a reader that only saw
 a note's scope label solved R3: use the note in scope, ask when there is none (the
 learned reader passed 23 of 24 of R3's no-own-note episodes over four builds).  In v8
-R3's episodes of families a team can share (patterns 0-2, 17-18 of 24 per build) also
-hold the *team's* note of the key: a note of the session's workspace, said by the user
-or a teammate in the words of the user's own notes after a lead (:data:`TEAM_LEADS`).
+R3's episodes of families a team can share (patterns 0-2, 15-16 of 24 per build) say
+whose matter the request is, and most (13-14) also hold the *team's* note of the key: a
+note of the session's workspace, said by the user or a teammate in the words of the
+user's own notes after a lead (:data:`TEAM_LEADS`).
 Both notes are in scope; the request says whether the matter is the team's or the
 user's own, and that decides which note holds, or that the one it needs is missing, so
 the agent asks:
