@@ -119,31 +119,13 @@ def test_learned_surface_reader_passes_no_more_than_measured_and_r3_meets_its_go
             assert result[risk]["passed"] <= most, (name, risk, result[risk])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 26 goal not met on v8: 76/120 on the shipped build (goal 72)")
-def test_learned_surface_reader_meets_the_main_goal_on_every_build(datasets: dict[str, list[Episode]]) -> None:
-    v7_checks.test_learned_surface_reader_meets_the_main_goal_on_every_build(datasets)
+def _xfail(check: str, reason: str) -> object:
+    return pytest.param(check, marks=pytest.mark.xfail(strict=True, reason=f"issue 26 not met on v8: {reason}"))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 26 goal not met on v8: R2 19/24 on the shipped build (goal 18)")
-def test_learned_surface_reader_meets_the_per_risk_goal_on_every_build(datasets: dict[str, list[Episode]]) -> None:
-    v7_checks.test_learned_surface_reader_meets_the_per_risk_goal_on_every_build(datasets)
-
-
-@pytest.mark.xfail(strict=True, reason="issue 26 band not held on v8: a family's 'Mail for me goes to V' at 1/9 on seed 2")
-def test_every_template_used_often_is_in_band(datasets: dict[str, list[Episode]]) -> None:
-    v7_checks.test_every_template_used_often_is_in_band(datasets)
-
-
-# v7's checks of the dataset, on v8's builds
-def test_every_file_validates_with_oracle_and_do_nothing(datasets: dict[str, list[Episode]]) -> None:
-    v7_checks.test_every_file_validates_with_oracle_and_do_nothing(datasets)
-
-
-def test_every_ablated_oracle_fails_every_episode_of_its_risk(datasets: dict[str, list[Episode]]) -> None:
-    v7_checks.test_every_ablated_oracle_fails_every_episode_of_its_risk(datasets)
-
-
+# v7's checks of the dataset, on v8's builds (the three it does not pass yet as strict xfails)
 @pytest.mark.parametrize("check", [
+    "test_every_file_validates_with_oracle_and_do_nothing", "test_every_ablated_oracle_fails_every_episode_of_its_risk",
     "test_r2_has_decisions_where_the_newest_note_is_right", "test_private_requests_use_the_private_note",
     "test_updates_of_the_work_note_name_the_job", "test_earlier_requests_on_the_work_note_say_it_is_fine",
     "test_questions_about_the_work_note_ask_in_a_questions_words", "test_no_deletion_says_the_older_one_among_several",
@@ -153,6 +135,9 @@ def test_every_ablated_oracle_fails_every_episode_of_its_risk(datasets: dict[str
     "test_v7_prompt_says_an_unknown_senders_claim_puts_nothing_in_doubt", "test_no_two_values_of_one_note_back_to_back",
     "test_records_lookups_are_asked_for_and_what_was_found_is_shown", "test_requests_say_what_a_reader_can_act_on",
     "test_round_5_fixes_hold", "test_a_note_said_in_words_is_said_in_a_session_of_its_owner",
+    _xfail("test_learned_surface_reader_meets_the_main_goal_on_every_build", "main 76/120 on the shipped build (goal 72)"),
+    _xfail("test_learned_surface_reader_meets_the_per_risk_goal_on_every_build", "R2 19/24 on the shipped build (goal 18)"),
+    _xfail("test_every_template_used_often_is_in_band", "a family's 'Mail for me goes to V' at 1/9 on seed 2"),
 ])  # fmt: skip
 def test_v7_check_holds_on_v8(check: str, datasets: dict[str, list[Episode]]) -> None:
     getattr(v7_checks, check)(datasets)

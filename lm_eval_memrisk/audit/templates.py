@@ -19,12 +19,13 @@ from typing import Any
 from lm_eval_memrisk.audit.cues import candidate_notes
 from lm_eval_memrisk.audit.shortcuts import TOOL_RESULT
 from lm_eval_memrisk.episodes.records import Episode
+from lm_eval_memrisk.generator.phrasing import BAND, BAND_MIN_USES
 from lm_eval_memrisk.generator.templates import catalog, tag
 
-#: Fewest attributed notes for a template to be held to the band.
-TEMPLATE_MIN = 8
-#: The right rates a template used TEMPLATE_MIN times or more should fall in.
-BAND = (0.25, 0.75)
+#: Fewest attributed notes for a template to be held to the band (:data:`BAND`: the right
+#: rates it should fall in).  Both live in :mod:`~lm_eval_memrisk.generator.phrasing`,
+#: whose deal beside a fixed context aims at the same band.
+TEMPLATE_MIN = BAND_MIN_USES
 
 
 def template_uses(episodes: Iterable[Episode]) -> Iterator[tuple[str, str, str, bool]]:

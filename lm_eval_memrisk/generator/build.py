@@ -42,7 +42,7 @@ from lm_eval_memrisk.generator.risks import (
     builder_module,
     families_of,
 )
-from lm_eval_memrisk.generator.risks.common import task_for
+from lm_eval_memrisk.generator.risks.common import CONTRAST_VERSIONS, PRE_V6, task_for
 from lm_eval_memrisk.generator.risks.v2 import BUILDERS as V2_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import BUILDERS as V3_BUILDERS
 from lm_eval_memrisk.generator.risks.v3 import V4_BUILDERS, V5_BUILDERS, V7_BUILDERS, V8_BUILDERS
@@ -56,8 +56,8 @@ from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 #: (the inverse of the loader's table, which names the packaged file of each field).
 VERSIONS: dict[str, str] = {name: field for field, name in VERSION_FIELDS.items()}
 DEFAULT_VERSION = "v7"
-#: Versions whose phrasing is counterbalanced (built twice: :mod:`.phrasing`).
-COUNTERBALANCED = frozenset({"v7", "v8"})
+#: Versions whose phrasing is counterbalanced (built twice: :mod:`.phrasing`): those with v7's contrast.
+COUNTERBALANCED = CONTRAST_VERSIONS
 VERSION = VERSIONS[DEFAULT_VERSION]
 #: Dataset version -> its risk builders (drafts before fillers).
 DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
@@ -166,7 +166,7 @@ def _attempt(
     draft = draft_builder(version, risk)(ctx)
     draft.sessions = [s for s in draft.sessions if s.blocks]
     add_fillers(rng, tier, draft.sessions, cast, ctx.bank, draft.reserved_keys, wide=version != "v1",
-                own_updates=version in ("v7", "v8"))  # fmt: skip
+                own_updates=version in CONTRAST_VERSIONS)  # fmt: skip
     events = compile_plan(draft.sessions, rng)
     if version != "v1":
         events = vary_acks(events, rng)
@@ -276,7 +276,7 @@ def _risk_episodes(seed: int, risk: str, counts: Counts, version: str) -> list[E
     out: list[Episode] = []
     taken: set[str] = set()
     for tier in TIERS:
-        rules = _Cycle(seed, V6_R2_RULES if version in ("v6", "v7", "v8") else RESOLUTION_RULES, risk, tier, "rules")
+        rules = _Cycle(seed, RESOLUTION_RULES if version in PRE_V6 else V6_R2_RULES, risk, tier, "rules")
         for index in range(counts.get((risk, tier), 0)):
             rule = rules.next() if risk == "R2" else None
             family = scoped.next() if rule == "scope" else families.next()

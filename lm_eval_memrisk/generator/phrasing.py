@@ -93,9 +93,10 @@ def fates(uses: Iterable[tuple[str, str, str, bool]]) -> Fates:
 
 #: Most passes of pairwise swaps :func:`deal` makes (it stops when a pass changes nothing).
 SWEEPS = 20
-#: The audit's band (``audit.templates``: a template used :data:`BAND_MIN_USES` times or
-#: more has a right rate in it), which a deal beside a fixed context (v8's R3) also aims
-#: at: with most sentences fixed, even rates alone left templates just under 0.25.
+#: The template band of issue 26: a template used :data:`BAND_MIN_USES` times or more has
+#: a right rate in it (the audit's template table, ``audit.templates``, reads both from
+#: here).  A deal beside a fixed context (v8's R3) aims at it: with most sentences fixed,
+#: even rates alone left templates just under 0.25.
 BAND = (0.25, 0.75)
 BAND_MIN_USES = 8
 #: How much a right count outside the band weighs against an uneven rate.
