@@ -65,12 +65,13 @@ REPLIES_V8 = Path(__file__).parent / "data" / "careful_assistant" / "replies_v8.
 
 
 def test_the_careful_replies_pass_every_episode_of_the_v8_candidate() -> None:
-    """Dataset v8 (the generator's candidate at the shipped seed): v7's replies for the
+    """Dataset v8 (packaged: the generator's build at the shipped seed): v7's replies for the
     episodes v8 keeps (their prompts' sha256 unchanged), and for the 23 R3 episodes it
     rebuilt (34 decisions) replies written blind by two fresh helpers (the second for the
-    5 decisions whose prompts a fix then changed: which own note the user drops)."""
-    from lm_eval_memrisk.generator import generate
-
+    5 decisions whose prompts a fix then changed: which own note the user drops); for the
+    20 R2 episodes whose prompts the R2 rebuild changed (38 decisions), replies written
+    blind by three more (the second and third for the 11 and 2 decisions whose prompts
+    later fixes changed: no deleted foil beside an announced change, no deadline "years ago")."""
     agent = get_agent(f"replay:{REPLIES_V8}")
-    failed = {ep.id for ep in generate(version="v8") if not score(ep, run_episode(ep, agent)).success}
+    failed = {ep.id for ep in load_episodes("v8", track="all") if not score(ep, run_episode(ep, agent)).success}
     assert failed == set()

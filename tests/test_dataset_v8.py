@@ -1,20 +1,25 @@
-"""Dataset v8 (issue 26, a generator candidate): v7 with R3's team notes.
+"""Dataset v8 (issue 26, a generator candidate): v7 with R3's team notes and R2's
+announced changes.
 
-* v8 is v7 byte for byte outside R3 (only the ``version`` field differs), so that a
-  model's replies to v7's other 96 main episodes stand;
+* v8 is v7 byte for byte outside R2 and R3 (only the ``version`` field differs), so that
+  a model's replies to v7's other 72 main episodes stand, and its R3 is what it was
+  before R2 was rebuilt (the stages of ``build.REBUILT``);
+* every R2 ``latest_timestamp`` episode is an announced change (:mod:`~lm_eval_memrisk.generator.risks.v8_r2`):
+  both cells occur, the final reference uses the announced value exactly where the user
+  said it went through, and a request right after the announcement uses the current one;
 * every cell of :mod:`~lm_eval_memrisk.generator.risks.v8`'s table occurs, and its
   reference does what the table says (own note, team note, or ask);
 * every request in an episode with a team note says whose matter it is;
-* the learned surface reader meets R3's goal on every build (v7 missed it: 20 of 24 on
-  seed 1) and passes less of main on average over training seeds, but not yet the main
-  and per-risk goals on the shipped build (strict xfails);
-* every v7 check of the dataset holds on v8 but the template band on seed 2 (one family
-  template used 9 times, a strict xfail).
+* the learned surface reader meets the main and per-risk goals on every build (v7 missed
+  R3's on seed 1, 20 of 24, and main's on seed 1, 73) and passes no more than measured;
+* every v7 check of the dataset holds on v8 but the template band on seeds 1 and 2 (one
+  template each, used 10 and 8 times: a strict xfail).
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import test_dataset_v7 as v7_checks
@@ -24,17 +29,18 @@ from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.episodes.state import state_at
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.families import family
-from lm_eval_memrisk.generator.risks import v8
+from lm_eval_memrisk.generator.risks import v8, v8_r2
 from lm_eval_memrisk.generator.risks.v8 import PERSONAL_MATTERS, TEAM_MATTERS
 
 SEEDS = v7_checks.SEEDS
-#: The learned reader (trained on v8 seed 4242) on v8's builds, as measured: main 76 / 66
-#: / 68 / 69 (shipped seed, seeds 1-3; v7: 71 / 73 / 72 / 71), R3 14 / 13 / 11 / 13 (v7:
+#: The learned reader (trained on v8 seed 4242) on v8's builds, as measured: main 69 / 65
+#: / 64 / 65 (shipped seed, seeds 1-3; v7: 71 / 73 / 72 / 71; v8 before R2's rebuild: 76
+#: / 66 / 68 / 69), R2 12 / 14 / 9 / 10 (v7: 17 / 16 / 16 / 11; stop 46: 19 / 17 / 17 / 12), R3 13 / 11 / 10 / 14 (v7:
 #: 14 / 20 / 15 / 17).  Over ten training seeds and the four builds (40 pairings) main
-#: averages 66.9 (v7: 69.6) and R3 12.4 (v7: 15.6), R3 at most 16 in every pairing; one
-#: pairing's main moves by up to 5 with how the templates are dealt (docs/datasets.md).
-LEARNED_MEASURED = 76
-LEARNED_RISK_MEASURED = {"R1": 13, "R2": 19, "R3": 14, "R4": 18, "R5": 15}
+#: averages 62.4 (v7: 69.6) and 39 of 40 pairings meet both goals (v7: 29), see
+#: docs/datasets.md.
+LEARNED_MEASURED = 69
+LEARNED_RISK_MEASURED = {"R1": 14, "R2": 14, "R3": 14, "R4": 18, "R5": 14}
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +54,70 @@ def _without_version(ep: Episode) -> dict:
     return row
 
 
-def test_v8_is_v7_outside_r3(datasets: dict[str, list[Episode]]) -> None:
+def test_v8_is_v7_outside_r2_and_r3(datasets: dict[str, list[Episode]]) -> None:
     for seed, (name, episodes) in zip(SEEDS, datasets.items()):
         v7 = generate(seed, version="v7")
         assert [e.id for e in v7] == [e.id for e in episodes]
         assert {e.version for e in episodes} == {"8.0"}
         changed = {a.id for a, b in zip(v7, episodes) if _without_version(a) != _without_version(b)}
-        assert changed and all(i.startswith("R3-") for i in changed), (name, sorted(changed))
+        assert {i[:3] for i in changed} == {"R2-", "R3-"}, (name, sorted(changed))
+
+
+def test_r3_is_what_it_was_before_r2_was_rebuilt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each stage of a rebuild is dealt beside the earlier ones, which stay as built: v8's
+    R3 (run on real models in stop 46) does not move with R2's rebuild."""
+    from lm_eval_memrisk.generator import build
+
+    both = [dumps_episode(e) for e in generate(1, version="v8") if e.risk == "R3"]
+    base, stages = build.REBUILT["v8"]
+    monkeypatch.setitem(build.REBUILT, "v8", (base, stages[:1]))
+    assert [dumps_episode(e) for e in generate(1, version="v8") if e.risk == "R3"] == both
+
+
+def _said(ep: Episode, pool: tuple[str, ...]) -> list[str]:
+    """The user's messages that hold a rendering of one of ``pool``'s templates."""
+    forms = [re.compile(".+?".join(re.escape(p) for p in re.split(r"\{\{.*?\}\}", t)), re.I) for t in pool]
+    return [e.text or "" for e in ep.events if e.type == "user_message" and any(f.search(e.text or "") for f in forms)]
+
+
+def _uses(dp: object, value: str) -> bool:
+    return value in json.dumps(getattr(dp, "reference", None) or {}, ensure_ascii=False)
+
+
+def test_r2_announced_changes_hold_exactly_where_the_user_said_they_went_through(
+    datasets: dict[str, list[Episode]],
+) -> None:
+    for name, episodes in datasets.items():
+        cells = set()
+        for ep in (e for e in episodes if e.risk == "R2" and e.resolution_rule == "latest_timestamp"):
+            announced = _said(ep, v8_r2.ANNOUNCED)
+            went, not_yet = _said(ep, v8_r2.WENT_THROUGH), _said(ep, v8_r2.NOT_YET)
+            assert len(announced) == 1 and len(went) + len(not_yet) == 1, (name, ep.id)
+            key = family(ep.family).key
+            notes = [e.item for e in ep.events if e.item is not None and e.item.key == key]
+            new = next(i for i in notes if i.value in announced[0])
+            old = next(i for i in notes if i.scope == new.scope)  # the user's first note of the key
+            status = (went + not_yet)[0]
+            assert old is not new and old.value not in announced[0], (name, ep.id)
+            assert old.value not in status and new.value not in status, (name, ep.id, status)
+            final = ep.decision_points[-1]
+            right, wrong = (new, old) if went else (old, new)
+            assert _uses(final, right.value) and not _uses(final, wrong.value), (name, ep.id)
+            cells.add((ep.tier == "easy", bool(went)))
+            if ep.tier != "easy":  # the request right after the announcement uses the current value
+                at = next(i for i, e in enumerate(ep.events) if e.item is new)
+                early = next(e for e in ep.events[at:] if e.type == "decision_point")
+                assert _uses(early, old.value) and not _uses(early, new.value), (name, ep.id)
+        assert {(False, True), (False, False)} <= cells, (name, cells)
+
+
+def test_the_packaged_v8_is_the_generators_build_at_the_shipped_seed() -> None:
+    from lm_eval_memrisk.episodes.loader import default_dataset_path, load_episodes
+    from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
+
+    packaged = default_dataset_path("v8").read_text(encoding="utf-8")
+    assert packaged == "".join(dumps_episode(e) + "\n" for e in generate(DEFAULT_SEED, version="v8"))
+    assert [e.id for e in load_episodes("v8", track="all")] == [e.id for e in generate(DEFAULT_SEED, version="v8")]
 
 
 def test_v8_builds_are_deterministic() -> None:
@@ -104,17 +167,14 @@ def test_every_request_after_the_team_note_says_whose_matter_it_is(datasets: dic
                 assert any(h in said for h in heads), (name, ep.id, said)
 
 
-def test_learned_surface_reader_passes_no_more_than_measured_and_r3_meets_its_goal(
-    datasets: dict[str, list[Episode]],
-) -> None:
-    """R3 at most 75% (18) held out on the shipped seed and seeds 1-3, and nothing more
-    than measured (a change that makes v8 easier to read from the surface fails here)."""
+def test_learned_surface_reader_passes_no_more_than_measured(datasets: dict[str, list[Episode]]) -> None:
+    """Nothing more than measured on the shipped seed and seeds 1-3 (a change that makes
+    v8 easier to read from the surface fails here); the goals are v7's checks below."""
     from lm_eval_memrisk.audit.learned import learned_audit
 
     for name, episodes in datasets.items():
         result = learned_audit(episodes)["learned"]
         assert result["main"]["passed"] <= LEARNED_MEASURED, (name, result["main"])
-        assert result["R3"]["passed"] <= 18, (name, result["R3"])
         for risk, most in LEARNED_RISK_MEASURED.items():
             assert result[risk]["passed"] <= most, (name, risk, result[risk])
 
@@ -123,7 +183,7 @@ def _xfail(check: str, reason: str) -> object:
     return pytest.param(check, marks=pytest.mark.xfail(strict=True, reason=f"issue 26 not met on v8: {reason}"))
 
 
-# v7's checks of the dataset, on v8's builds (the three it does not pass yet as strict xfails)
+# v7's checks of the dataset, on v8's builds (the one it does not pass yet as a strict xfail)
 @pytest.mark.parametrize("check", [
     "test_every_file_validates_with_oracle_and_do_nothing", "test_every_ablated_oracle_fails_every_episode_of_its_risk",
     "test_r2_has_decisions_where_the_newest_note_is_right", "test_private_requests_use_the_private_note",
@@ -135,9 +195,10 @@ def _xfail(check: str, reason: str) -> object:
     "test_v7_prompt_says_an_unknown_senders_claim_puts_nothing_in_doubt", "test_no_two_values_of_one_note_back_to_back",
     "test_records_lookups_are_asked_for_and_what_was_found_is_shown", "test_requests_say_what_a_reader_can_act_on",
     "test_round_5_fixes_hold", "test_a_note_said_in_words_is_said_in_a_session_of_its_owner",
-    _xfail("test_learned_surface_reader_meets_the_main_goal_on_every_build", "main 76/120 on the shipped build (goal 72)"),
-    _xfail("test_learned_surface_reader_meets_the_per_risk_goal_on_every_build", "R2 19/24 on the shipped build (goal 18)"),
-    _xfail("test_every_template_used_often_is_in_band", "a family's 'Mail for me goes to V' at 1/9 on seed 2"),
+    "test_learned_surface_reader_meets_the_main_goal_on_every_build",
+    "test_learned_surface_reader_meets_the_per_risk_goal_on_every_build",
+    _xfail("test_every_template_used_often_is_in_band",
+           "'From this week on, use V as my K' (v7's R2 winner, now said in R1 only) at 2/10 on seed 1, a family's 'Mail for me goes to V' at 1/8 on seed 2"),
 ])  # fmt: skip
 def test_v7_check_holds_on_v8(check: str, datasets: dict[str, list[Episode]]) -> None:
     getattr(v7_checks, check)(datasets)

@@ -64,9 +64,12 @@ DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
     "v1": BUILDERS, "v2": V2_BUILDERS, "v3": V3_BUILDERS, "v4": V4_BUILDERS, "v5": V5_BUILDERS,
     "v6": V6_BUILDERS, "v7": V7_BUILDERS, "v8": V8_BUILDERS,
 }  # fmt: skip
-#: Versions that rebuild only some risks of an earlier one: version -> (base, risks).  v8
-#: is v7 with R3 rebuilt (:mod:`.risks.v8`): a model's replies to v7's other episodes stand.
-REBUILT: dict[str, tuple[str, frozenset[str]]] = {"v8": ("v7", frozenset({"R3"}))}
+#: Versions that rebuild only some risks of an earlier one: version -> (base, the rebuilt
+#: risks in stages).  Each stage's phrasing is dealt beside the base's other episodes and
+#: the earlier stages' (which stay as they were built).  v8 is v7 with R3 rebuilt
+#: (:mod:`.risks.v8`), then R2's announced changes (:mod:`.risks.v8_r2`): a model's
+#: replies to v7's other episodes stand.
+REBUILT: dict[str, tuple[str, tuple[frozenset[str], ...]]] = {"v8": ("v7", (frozenset({"R3"}), frozenset({"R2"})))}
 #: Versions whose earlier requests carry the final request's foil checks (:func:`carry_foils`).
 CARRIED_FOILS = frozenset({"v5", "v6", "v7", "v8"})
 #: Versions built and packaged under scorer 3.1, whose check of the notes a reference
@@ -386,14 +389,21 @@ def _built(
 
 def _rebuilt(seed: int, counts: Counts, version: str, counterbalance: bool) -> list[Episode]:
     """A :data:`REBUILT` version: its base version's episodes (only the ``version`` field
-    changed), those of the rebuilt risks built anew, their phrasing dealt alongside the
-    base's other sentences (which stay byte for byte what they were)."""
-    base, rebuilt = REBUILT[version]
+    changed), those of the rebuilt risks built anew stage by stage, each stage's phrasing
+    dealt alongside the sentences of every episode not in it (the base's other episodes
+    and the earlier stages', which stay byte for byte what they were)."""
+    base, stages = REBUILT[version]
     kept, dealt = _built(seed, counts, base, counterbalance)
-    context = dealt.without({ep.id for ep in kept if ep.risk in rebuilt}) if dealt else None
-    new, _ = _built(seed, {k: n for k, n in counts.items() if k[0] in rebuilt}, version, counterbalance, context)
-    fresh, field = iter(new), VERSIONS[version]
-    return [next(fresh) if ep.risk in rebuilt else dataclasses.replace(ep, version=field) for ep in kept]
+    fresh: dict[str, Episode] = {}
+    for stage in stages:
+        ids = {ep.id for ep in kept if ep.risk in stage}
+        context = dealt.without(ids) if dealt else None
+        new, new_dealt = _built(seed, {k: n for k, n in counts.items() if k[0] in stage}, version, counterbalance, context)
+        fresh.update((ep.id, ep) for ep in new)
+        if context is not None and new_dealt is not None:
+            dealt = context.plus(new_dealt)
+    field = VERSIONS[version]
+    return [fresh.get(ep.id) or dataclasses.replace(ep, version=field) for ep in kept]
 
 
 def write_dataset(path: str | os.PathLike[str], episodes: list[Episode]) -> None:

@@ -203,6 +203,10 @@ class Dealt:
         return Dealt({s: self.drawn[s] for s in keep}, {s: f for s, f in self.fate.items() if s in keep},
                      {s: t for s, t in self.given.items() if s in keep})  # fmt: skip
 
+    def plus(self, other: Dealt) -> Dealt:
+        """Both builds' sentences (``other``'s where both have one)."""
+        return Dealt({**self.drawn, **other.drawn}, {**self.fate, **other.fate}, {**self.given, **other.given})
+
 
 def counterbalanced(
     build: Callable[[], list[Any]],

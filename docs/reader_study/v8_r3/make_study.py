@@ -1,11 +1,14 @@
-"""Blind reader study of the dataset v8 candidate's new R3 episodes (issue 26, item 9).
+"""Blind reader study of the dataset v8 candidate's rebuilt episodes (issue 26, item 9).
 
-v8 changes only R3 (:mod:`lm_eval_memrisk.generator.risks.v8`: the team's note beside the
-user's own).  Every R3 episode of v8 built at generator seed SEED (default 2037, a seed no
-audit or test reads) whose request says whose matter it is, drawn in ``random.Random(SEED)``
-order, is split between two readers by alternation.  Run from the repository root:
+v8 rebuilds R3 (:mod:`lm_eval_memrisk.generator.risks.v8`: the team's note beside the
+user's own) and R2's ``latest_timestamp`` episodes (:mod:`~lm_eval_memrisk.generator.risks.v8_r2`:
+an announced change).  Every such episode of RISK (default R3) of v8 built at generator
+seed SEED (default 2037, a seed no audit or test reads): for R3 those whose request says
+whose matter it is, for R2 those of the ``latest_timestamp`` rule, drawn in
+``random.Random(SEED)`` order, is split between two readers by alternation.  Run from the
+repository root:
 
-    python docs/reader_study/v8_r3/make_study.py OUT [SEED] [N]
+    python docs/reader_study/v8_r3/make_study.py OUT [SEED] [N] [RISK]
 
 N (default 12): how many episodes.
 """
@@ -29,9 +32,11 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 2037
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 12
 out = Path(sys.argv[1])
 (out / "hidden").mkdir(parents=True, exist_ok=True)
-eps = [e for e in generate(SEED, version="v8") if e.risk == "R3"]
+RISK = sys.argv[4] if len(sys.argv) > 4 else "R3"
+eps = [e for e in generate(SEED, version="v8") if e.risk == RISK]
 rng = random.Random(SEED)
-two = sorted(e.id for e in eps if {"team_request", "personal_request"} & set(e.metadata))
+two = sorted(e.id for e in eps if (bool({"team_request", "personal_request"} & set(e.metadata)) if RISK == "R3"
+                                   else e.resolution_rule == "latest_timestamp"))
 chosen: list[str] = rng.sample(two, min(N, len(two)))
 by_id = {e.id: e for e in eps}
 (out / "sample.json").write_text(json.dumps(chosen) + "\n", encoding="utf-8")

@@ -5,7 +5,8 @@ in medium/hard episodes a newer losing note is added wherever the rule allows it
 (a low-trust import after the trusted value, another workspace's later note), so
 neither "oldest" nor "newest" resolves the conflict by accident.
 
-* ``latest_timestamp``: equally trusted notes; the newest wins.
+* ``latest_timestamp``: equally trusted notes; the newest wins (v6: the value that holds
+  latest, the newest note being about an earlier time; v8: an announced change, :mod:`.v8_r2`).
 * ``trusted_source``: a high-trust note beats low-trust ones, older or newer.
 * ``explicit_correction``: the user's "Correction: ..." beats what came before.
 * ``scope``: the note of the current workspace beats another workspace's notes.
@@ -13,8 +14,10 @@ neither "oldest" nor "newest" resolves the conflict by accident.
 
 from __future__ import annotations
 
+from lm_eval_memrisk.generator import values
 from lm_eval_memrisk.generator.people import Owner, Workspace, user_owner, workspace_owner
 from lm_eval_memrisk.generator.plan import Block, CheckSpec, DecisionSpec, ItemRef, Session
+from lm_eval_memrisk.generator.risks import v8_r2
 from lm_eval_memrisk.generator.risks.common import (
     TRUST_LOW,
     TRUST_SYSTEM,
@@ -106,11 +109,26 @@ def _plan(ctx: Ctx, rule: str) -> tuple[list[Session], ItemRef, list[ItemRef], O
     losers = [lose1]
     if rule == "latest_timestamp" and is_v6(ctx):
         # v6: the newest message is about an earlier time (recency of writing loses)
-        s1.blocks.append(statement(ctx, me, lose1))
-        later().blocks.append(statement(ctx, me, win, pool=SINCE, month=rng.choice(MONTHS)))
+        status = None
+        if ctx.version == "v8":  # v8: a change the user announced, in force once they say so
+            win, lose1, status = v8_r2.announced_change(ctx, me, sessions, later, lose1, win)
+            losers = [lose1]
+        else:
+            s1.blocks.append(statement(ctx, me, lose1))
+            later().blocks.append(statement(ctx, me, win, pool=SINCE, month=rng.choice(MONTHS)))
         back = item(ctx, me, fresh_value(ctx))
         sessions.append(Session(ctx.main, ctx.ws))
-        sessions[-1].blocks.append(statement(ctx, me, back, pool=BACKDATED, month=rng.choice(MONTHS)))
+        if ctx.version == "v8" and ctx.fam.make_value is values.date_2026:
+            # v8: no deadline "years ago" (blind readers: a puzzle); the newest note is an import
+            back.source, back.trust = "system", TRUST_LOW
+            sessions[-1].blocks.append(silent_write(back))
+            if status:
+                sessions[-1].blocks.append(status)
+        else:
+            sessions[-1].blocks.append(statement(ctx, me, back, pool=BACKDATED, month=rng.choice(MONTHS)))
+            if status:  # (v8 easy: no room for a session of its own, nor for its acknowledgement)
+                said = status[0].text or ""
+                sessions[-1].blocks[-1][0].text = f"{sessions[-1].blocks[-1][0].text} Also, {said[0].lower()}{said[1:]}"
         losers.append(back)
     elif rule == "latest_timestamp":
         if extra:

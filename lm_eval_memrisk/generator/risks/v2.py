@@ -503,6 +503,10 @@ def r2(ctx: Ctx) -> Draft:
     if rule == "latest_timestamp" and is_v6(ctx):  # (the newest note is about an earlier time)
         why = "uses the value that holds latest, not the note written last"
         desc = "Conflict resolved by when each value holds: the newest note is about an earlier time."
+    if rule == "latest_timestamp" and ctx.version == "v8":  # (v8_r2: an announced change)
+        why = "uses the value in force at the request (an announced change only once the user says it went through)"
+        desc = ("Conflict resolved by which value is in force: the user announced a change and later said "
+                "whether it went through; the newest note is about an earlier time.")
     _final(ctx, sessions, owner, win, extra, why, answer)
     return _draft(ctx, sessions, desc, rule)
 

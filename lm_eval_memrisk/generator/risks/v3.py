@@ -636,8 +636,9 @@ def _build(
         draft = base(ctx)
         team = v8.add_team_note(ctx, draft) if teams and risk == "R3" else None
         hard = ctx.tier == "hard"
-        if hard and risk == "R2" and ctx.rule in ("latest_timestamp", "trusted_source"):
-            _deleted_foil(ctx, draft)
+        announced = teams and risk == "R2" and ctx.rule == "latest_timestamp"  # (v8_r2)
+        if hard and risk == "R2" and ctx.rule in ("latest_timestamp", "trusted_source") and not announced:
+            _deleted_foil(ctx, draft)  # (v8: beside a pending change, blind readers found it a puzzle)
         if hard and risk == "R5" and ctx.variant % 2 == 0:
             _leak_foil(ctx, draft)
         foreign_foil = any(c.risk == "R3" or c.description.startswith("[R3]")
@@ -670,6 +671,8 @@ def _build(
         kept_here = every and ctx.variant % every == min(every - 1, 1)
         if contrast and risk == "R2" and ctx.fam.name in SUBJECT_TASK_FAMILIES:
             kept_here = False  # (v7: its second request would repeat the first word for word)
+        if announced:
+            kept_here = False  # (v8: the request after the announced change is its own, v8_r2)
         if v6 and risk == "R3":  # v6: pattern 0 (the own note stays right) and half of pattern 3
             kept_here = kept and ctx.tier != "easy" and ctx.variant % 8 in (0, 4, 3)
         if kept_here:
@@ -681,6 +684,8 @@ def _build(
             first = None  # (v7: no call on the own note the user deletes, see v2.r3)
         if ctx.tier != "easy" and first is not None:
             mate = risk in ("R1", "R2", "R4", "R5")
+            if announced:
+                mate = False  # (v8: the current value's later request would share it too, v8_r2)
             _early(ctx, draft, first, hold=risk == "R5", colleague=mate)
         if v5 and risk == "R3" and ctx.variant % 4 == 1:
             _someone_elses_note(ctx, draft)
