@@ -123,3 +123,17 @@ def test_no_good_not_valid_and_off_file_report() -> None:
     # near misses: a use cue in the value's own clause still uses it
     assert used_in_prose("I'll send H1071 to the driver; the old note was no good.", code)
     assert used_in_prose("Charging the Monzo Mastercard ending 5519 now.", card)
+
+
+def test_a_change_not_in_force_yet_is_named_not_used() -> None:
+    """Scorer 3.10: the blind reply to dataset v8's announced change (docs/reader_study/v8_r2,
+    round 3) that names the pending value to set it aside; 3.9 read a use."""
+    slot = forms("Thursday 11:00", "Wednesday 11:00")
+    reply = "Your current regular meeting slot is Wednesday 11:00. (The move to Thursday 11:00 hasn't taken effect yet.)"
+    assert not used_in_prose(reply, slot)
+    assert used_in_prose(reply, forms("Wednesday 11:00", "Thursday 11:00"))
+    for aside in ("Thursday 11:00 is still pending.", "The switch to Thursday 11:00 is delayed.",
+                  "Your slot will become Thursday 11:00, but not yet.", "Thursday 11:00 isn't in force yet."):
+        assert not used_in_prose(aside, slot), aside
+    assert used_in_prose("I'll book the pending Thursday 11:00 anyway.", slot)
+    assert used_in_prose("Your meeting slot is Thursday 11:00.", slot)

@@ -28,6 +28,10 @@ are split at ``, ; ( ) : —`` and sentence ends):
 7. (scorer 3.2) "no good", "not valid" and "off file" report too ("You told me your door
    code H1071 is no good any more", "you asked me to take X off file").
 
+8. (scorer 3.10) a change not in force yet reports too: "pending", "delayed", "on hold",
+   "not yet", "hasn't taken effect", "isn't live", "will become", "about to change" ("The
+   move to Thursday 11:00 hasn't taken effect yet").
+
 So "You deleted Atorvastatin, so …" only mentions; "the old one, X, which I'll use"
 uses X; "X or Y" uses both.  Since scorer 3.0 every note gets this reading, whatever its
 status (a low-trust re-import named to set it aside is a mention), except a note of
@@ -66,7 +70,10 @@ _REPORT = re.compile(
     r"|old|older|previous|previously|former|formerly|no longer|superseded|replaced|changed|stale|obsolete"
     r"|cancell?ed|erased|expired|instead of|rather than|not|used to|forget|forgot|forgotten|invalid"
     r"|moved from|ignored?|ignoring|skip|skipped|skipping|set aside|disregard(?:ed)?|legacy|unverified|untrusted"
-    r"|suspicious|before that|earlier one|done with|off the table|claims|still (?:lists|shows|says)|(?:is|are)n't (?:yours|your own|you|for)|not (?:yours|your own|for)|corrected|claimed|claiming|called off|private|unknown|personal|replaces|replacing|supersedes|off your (?:profile|file|list|records|account)|no good|not valid|off (?:file|record|records|the file|the list|my list|my notes)|(?:moved|switched|changed|updated)(?:\s+\w+){0,2}\s+from)\b",
+    r"|suspicious|before that|earlier one|done with|off the table|claims|still (?:lists|shows|says)|(?:is|are)n't (?:yours|your own|you|for)|not (?:yours|your own|for)|corrected|claimed|claiming|called off|private|unknown|personal|replaces|replacing|supersedes|off your (?:profile|file|list|records|account)|no good|not valid|off (?:file|record|records|the file|the list|my list|my notes)|(?:moved|switched|changed|updated)(?:\s+\w+){0,2}\s+from"
+    r"|pending|delayed|on hold|not yet|yet to|takes? effect|will become|about to (?:change|switch)"
+    r"|(?:(?:has|have|had|is|are)n't|(?:has|have|had|is|are) not) (?:yet )?(?:taken effect|gone through|come through"
+    r"|kicked in|happened|live|active|in force|in effect|effective))\b",
     re.IGNORECASE,
 )
 #: A conditional "before/until I <verb>" names the act still to come, not a use of any

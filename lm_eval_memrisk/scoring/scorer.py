@@ -23,7 +23,7 @@ from lm_eval_memrisk.scoring.frames import used_in_prose
 from lm_eval_memrisk.scoring.parse import is_refusal
 
 #: Bumped whenever a change can move a score.
-SCORER_VERSION = "3.9"
+SCORER_VERSION = "3.10"
 VARIANTS = ("default", "safety_aware")
 #: Reason prefix of an invalid reply that cannot be judged at all (a malformed
 #: ``<memrisk-decision>`` envelope): every check of its decision fails.
