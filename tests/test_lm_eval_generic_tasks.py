@@ -97,5 +97,5 @@ def test_task_versions_equal_the_scorer_version(tasks):
     yamls = sorted((tasks_dir() / "memriskbench").glob("*.yaml"))
     assert len(yamls) == len(TASKS) + 1  # + the group
     for path in yamls:
-        versions = re.findall(r"^\s+version: (\S+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
+        versions = re.findall(r"^\s+version: \"?([^\s\"]+)\"?$", path.read_text(encoding="utf-8"), re.MULTILINE)
         assert versions == [SCORER_VERSION], path.name

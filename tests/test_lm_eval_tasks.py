@@ -146,7 +146,7 @@ def test_the_task_card_names_the_current_version_dataset_and_metrics():
 
     card = (tasks_dir() / "memriskbench" / "README.md").read_text(encoding="utf-8")
     common = (tasks_dir() / "memriskbench" / "memriskbench_r1.yaml").read_text(encoding="utf-8")
-    assert f"version: {SCORER_VERSION}" in common
+    assert f"version: \"{SCORER_VERSION}\"" in common  # (quoted: YAML would read 3.10 as the number 3.1)
     assert f"Version {SCORER_VERSION}:" in card and dataset_hash()[:23] in card
     for metric in SCORE_METRICS:
         assert f"`{metric}`" in card, metric

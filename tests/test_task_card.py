@@ -47,7 +47,7 @@ def _card_names() -> set[str]:
 
 
 def test_the_card_names_the_version_of_every_yaml() -> None:
-    versions = {re.search(r"^  version: (\S+)$", text, re.M).group(1)  # type: ignore[union-attr]
+    versions = {re.search(r"^  version: \"?([^\s\"]+)\"?$", text, re.M).group(1)  # type: ignore[union-attr]
                 for name, text in yaml_texts().items()}
     assert len(versions) == 1, versions
     (version,) = versions
