@@ -75,6 +75,10 @@ def test_a_cut_prompt_is_not_seeded_and_a_conflicting_reply_is_an_error(tmp_path
         seed(db, cache_entries([("f:2", sample(["y"]))], template))
     with pytest.raises(MemriskError, match="not a logged MemRiskBench sample"):
         list(cache_entries([("f:3", {"episodes": {}})], template))
+    bare = sample(["x"])
+    del bare["episodes"]["trace"]["decisions"][0]["raw_reply"]
+    with pytest.raises(MemriskError, match="f:4: decision 1 of the trace has no logged messages or reply"):
+        list(cache_entries([("f:4", bare)], template))
 
 
 def test_a_rescored_log_with_sorted_generation_kwargs_seeds_the_keys_the_task_sends(tmp_path: Path) -> None:

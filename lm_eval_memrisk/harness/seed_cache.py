@@ -65,13 +65,17 @@ def cache_entries(
         except (KeyError, TypeError):
             raise MemriskError(f"{where}: not a logged MemRiskBench sample (no arguments or trace)") from None
         for i, decision in enumerate(decisions):
-            context = template([dict(m) for m in decision["messages"]])
+            try:
+                messages, reply = decision["messages"], decision["raw_reply"]
+            except (KeyError, TypeError):
+                raise MemriskError(f"{where}: decision {i + 1} of the trace has no logged messages or reply") from None
+            context = template([dict(m) for m in messages])
             if i == 0 and context != logged["arg_0"]:
                 raise MemriskError(
                     f"{where}: the chat template renders decision {decision.get('decision_id')} differently "
                     "from the logged context (another model or template?)"
                 )
-            yield _hash(context, generation), str(decision["raw_reply"])
+            yield _hash(context, generation), str(reply)
 
 
 def _ordered(generation: Mapping[str, Any], order: Sequence[str]) -> dict[str, Any]:
