@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 from lm_eval_memrisk.episodes.errors import MemriskError
-from lm_eval_memrisk.harness.seed_cache import cache_entries, read_samples, seed
+from lm_eval_memrisk.episodes.jsonl import read_sample_objects
+from lm_eval_memrisk.harness.seed_cache import cache_entries, seed
 
 #: The task config whose ``generation_kwargs`` order lm-eval's requests keep.
 TASK_COMMON = Path(__file__).resolve().parent.parent / "tasks" / "memriskbench" / "_memriskbench_common"
@@ -52,7 +53,7 @@ def main() -> int:
     from lm_eval_memrisk.harness.llama_cpp import LlamaCppLM
 
     lm = LlamaCppLM(model=args.model, n_ctx=512, n_threads=1)
-    samples = (s for f in files for s in read_samples(f))
+    samples = (s for f in files for s in read_sample_objects(f))
     try:
         n = seed(f"{args.prefix}_rank0.db", cache_entries(samples, lm.apply_chat_template, generation_order()))
     except MemriskError as exc:

@@ -19,7 +19,6 @@ announced changes.
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 import test_dataset_v7 as v7_checks
@@ -31,6 +30,7 @@ from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.families import family
 from lm_eval_memrisk.generator.risks import v8, v8_r2
 from lm_eval_memrisk.generator.risks.v8 import PERSONAL_MATTERS, TEAM_MATTERS
+from lm_eval_memrisk.generator.templates import wildcard
 
 SEEDS = v7_checks.SEEDS
 #: The learned reader (trained on v8 seed 4242) on v8's builds, as measured: main 69 / 65
@@ -76,7 +76,7 @@ def test_r3_is_what_it_was_before_r2_was_rebuilt(monkeypatch: pytest.MonkeyPatch
 
 def _said(ep: Episode, pool: tuple[str, ...]) -> list[str]:
     """The user's messages that hold a rendering of one of ``pool``'s templates."""
-    forms = [re.compile(".+?".join(re.escape(p) for p in re.split(r"\{\{.*?\}\}", t)), re.I) for t in pool]
+    forms = [wildcard(t) for t in pool]
     return [e.text or "" for e in ep.events if e.type == "user_message" and any(f.search(e.text or "") for f in forms)]
 
 

@@ -12,7 +12,8 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM, CachingLM
 
 from lm_eval_memrisk.episodes.errors import MemriskError
-from lm_eval_memrisk.harness.seed_cache import cache_entries, read_samples, seed
+from lm_eval_memrisk.episodes.jsonl import read_sample_objects
+from lm_eval_memrisk.harness.seed_cache import cache_entries, seed
 
 GENERATION = {"until": ["<|im_end|>"], "do_sample": False, "temperature": 0.0, "max_gen_toks": 192}
 
@@ -56,7 +57,7 @@ def test_lm_eval_serves_every_seeded_decision(tmp_path: Path) -> None:
     samples = tmp_path / "samples_memriskbench_r1_x.jsonl"
     samples.write_text(json.dumps(sample(["first reply", "second reply"])) + "\n", encoding="utf-8")
     db = tmp_path / "cache_rank0.db"
-    assert seed(db, cache_entries(read_samples(samples), template)) == 2
+    assert seed(db, cache_entries(read_sample_objects(samples), template)) == 2
     lm = CachingLM(Refuses(), str(db))
     assert lm.generate_until([_request(0), _request(1)]) == ["first reply", "second reply"]
 

@@ -70,6 +70,13 @@ def _compile(text: str) -> tuple[str | None, str]:
     return ("".join(parts) if has_value else None), max(literals, key=len)
 
 
+def wildcard(text: str) -> re.Pattern[str]:
+    """A case-blind pattern that finds any rendering of template ``text``, each
+    placeholder a wildcard (for templates that carry no value: :meth:`Template.matches`
+    needs one)."""
+    return re.compile(".+?".join(re.escape(literal) for literal in PLACEHOLDER.split(text)[::2]), re.IGNORECASE)
+
+
 def _entries() -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for short in TEMPLATE_MODULES:

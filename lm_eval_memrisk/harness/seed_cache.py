@@ -17,30 +17,16 @@ they are put back in that order (``order``).
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from lm_eval_memrisk.episodes.errors import MemriskError
 
-__all__ = ["cache_entries", "read_samples", "seed"]
+__all__ = ["cache_entries", "seed"]
 
 #: Chat messages -> the context string lm-eval sends (the model's chat template).
 Template = Callable[[list[dict[str, Any]]], str]
-
-
-def read_samples(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(where, sample)`` for each line of a ``samples_*.jsonl`` file, gzipped or not."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    yield f"{path}:{n}", json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise MemriskError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
 
 
 def _hash(context: str, generation: Mapping[str, Any]) -> str:
@@ -52,8 +38,10 @@ def _hash(context: str, generation: Mapping[str, Any]) -> str:
 def cache_entries(
     samples: Iterable[tuple[str, Mapping[str, Any]]], template: Template, order: Sequence[str] = (),
 ) -> Iterator[tuple[str, str]]:
-    """``(cache key, reply)`` for every decision of every sample that can be seeded;
-    ``order``: the generation kwargs' keys in the order the task sends them (others after)."""
+    """``(cache key, reply)`` for every decision of every sample that can be seeded
+    (``samples``: ``(where, sample)`` as :func:`~lm_eval_memrisk.episodes.jsonl.read_sample_objects`
+    reads them); ``order``: the generation kwargs' keys in the order the task sends them
+    (others after)."""
     for where, sample in samples:
         record = sample.get("episodes") or {}
         if record.get("invalid_reason"):

@@ -71,9 +71,9 @@ _REPORT = re.compile(
     r"|cancell?ed|erased|expired|instead of|rather than|not|used to|forget|forgot|forgotten|invalid"
     r"|moved from|ignored?|ignoring|skip|skipped|skipping|set aside|disregard(?:ed)?|legacy|unverified|untrusted"
     r"|suspicious|before that|earlier one|done with|off the table|claims|still (?:lists|shows|says)|(?:is|are)n't (?:yours|your own|you|for)|not (?:yours|your own|for)|corrected|claimed|claiming|called off|private|unknown|personal|replaces|replacing|supersedes|off your (?:profile|file|list|records|account)|no good|not valid|off (?:file|record|records|the file|the list|my list|my notes)|(?:moved|switched|changed|updated)(?:\s+\w+){0,2}\s+from"
-    r"|pending|delayed|on hold|not yet|yet to|takes? effect|will become|about to (?:change|switch)"
-    r"|(?:(?:has|have|had|is|are)n't|(?:has|have|had|is|are) not) (?:yet )?(?:taken effect|gone through|come through"
-    r"|kicked in|happened|live|active|in force|in effect|effective))\b",
+    r"|pending|delayed|on hold|yet to|takes? effect|will become|about to (?:change|switch)"
+    r"|(?:has|have|had|is|are)n't (?:yet )?(?:taken effect|gone through|come through"
+    r"|kicked in|happened|live|active|in force|in effect|effective))\b",  # ("not yet", "is not live": "not")
     re.IGNORECASE,
 )
 #: A conditional "before/until I <verb>" names the act still to come, not a use of any

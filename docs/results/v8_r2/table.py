@@ -9,12 +9,12 @@ from __future__ import annotations
 import glob
 import gzip
 import json
-import re
 import sys
 from collections import Counter
 
 from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.generator.risks import v8_r2
+from lm_eval_memrisk.generator.templates import wildcard
 
 RUNS = sys.argv[1] if len(sys.argv) > 1 else "docs/results/v8_r2"
 SYSTEMS = [("q05", "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B full"), ("q05-recency3", "qwen2.5-coder-0.5b-recency3", "Qwen2.5-Coder-0.5B recency:3"),
@@ -31,7 +31,7 @@ def _rows(pattern: str) -> list[dict]:
 
 
 #: Each status sentence as a pattern (its placeholders as wildcards; easy tiers say it after "Also, ").
-WENT_THROUGH = [re.compile(".+?".join(map(re.escape, re.split(r"\{\{.*?\}\}", t))), re.I) for t in v8_r2.WENT_THROUGH]
+WENT_THROUGH = [wildcard(t) for t in v8_r2.WENT_THROUGH]
 
 
 def _went_through(episode) -> bool:
