@@ -11,7 +11,7 @@
 # version); "pack" gzips runs/reference/* into selector/data/reference/ (the committed
 # reference set: the systems in REFERENCE only, whatever else runs/reference holds; the
 # folder in selector/data/reference/ of a system not in REFERENCE is removed).
-# DATASET=v7 runs every system on another packaged version instead of the default
+# DATASET=v7 runs every system on another packaged version instead of the default (v8)
 # (the careful assistant replays tests/data/careful_assistant/replies_v7.jsonl, or
 # CAREFUL_REPLIES=FILE); OUT=DIR writes the runs there instead of runs/reference.  With
 # either set, the default list stops before "pack", which writes the committed set.
@@ -21,7 +21,7 @@ OUT=${OUT:-runs/reference}
 DATASET=${DATASET:-}
 case $DATASET in ""|v[0-9]) ;; *) echo "DATASET must be a packaged version (v1 ... v8), not '$DATASET'" >&2; exit 2 ;; esac
 EPISODES=${DATASET:+\"episodes\": \"$DATASET\", }  # a metadata entry, or nothing (the default)
-CAREFUL_REPLIES=${CAREFUL_REPLIES:-tests/data/careful_assistant/replies_${DATASET:-v7}.jsonl}
+CAREFUL_REPLIES=${CAREFUL_REPLIES:-tests/data/careful_assistant/replies_${DATASET:-v8}.jsonl}
 mkdir -p "$OUT" runs/tmp runs/cache
 
 run_system() {  # name model policy presentation tools
@@ -60,7 +60,7 @@ declare -A WEAK=(
   [weak-decay8-p0.9]=decay8:p=0.9:seed=0
 )
 mapfile -t WEAK_NAMES < <(printf '%s\n' "${!WEAK[@]}" | sort)
-# The committed reference set (dataset v7, render 4; 21 systems).  Also runnable by name, not in it: the
+# The committed reference set (dataset v8, render 4; 21 systems).  Also runnable by name, not in it: the
 # embedding:3 policy run and the presentation/tool variants (README tables on v3).
 REFERENCE=("$QWEN" "$SMOL" "$QWEN-recency3" "$QWEN-bm25-3" "$QWEN-mem0-3" "$QWEN15" "$QWEN15-recency3" "$QWEN15-mem0-3" careful-assistant
            agent-stale agent-leaky agent-constraint-blind "${WEAK_NAMES[@]}")

@@ -64,8 +64,8 @@ def test_the_careful_replies_fail_only_where_classified(version: str, replies: P
 REPLIES_V8 = Path(__file__).parent / "data" / "careful_assistant" / "replies_v8.jsonl"
 
 
-def test_the_careful_replies_pass_every_episode_of_the_v8_candidate() -> None:
-    """Dataset v8 (packaged: the generator's build at the shipped seed): v7's replies for the
+def test_the_careful_replies_pass_every_episode_of_v8() -> None:
+    """Dataset v8 (the default; the generator's build at the shipped seed): v7's replies for the
     episodes v8 keeps (their prompts' sha256 unchanged), and for the 23 R3 episodes it
     rebuilt (34 decisions) replies written blind by two fresh helpers (the second for the
     5 decisions whose prompts a fix then changed: which own note the user drops); for the

@@ -1,10 +1,11 @@
-"""Dataset v7 (issue 26; packaged, not yet the default): v6 with contrast.
+"""Dataset v7 (issue 26; the default before v8): v6 with contrast.
 
-Built by the generator (``--version v7``) at the shipped seed and at seeds 1-3; the
-packaged default stays v6 until v7's careful replies, model runs and reader round
-exist.  Checked here:
+Built by the generator (``--version v7``) at the shipped seed and at seeds 1-3; v8 runs
+the same checks of the dataset on its own builds (tests/test_dataset_v8.py).  Checked
+here:
 
-* v7 is no packaged dataset, and loading it by name says how to build it;
+* v7 is packaged and is the generator's build; a version the generator knows but the
+  package does not ship says, loaded by name, how to build it;
 * every file validates (the oracle passes, a do-nothing agent fails) and every
   Rk-ablated oracle fails every Rk episode;
 * the contrast is there: R2 decisions whose right value is the key's newest note

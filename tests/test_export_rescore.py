@@ -55,7 +55,7 @@ def test_the_dataset_card_describes_every_field_and_gives_version_and_citation(t
     card = (tmp_path / "hub" / "README.md").read_text(encoding="utf-8")
     fields = card[card.index("## Fields"):card.index("## Citation")]
     assert re.findall(r"^\| `(\w+)` \| string \| .+ \|$", fields, re.M) == list(COLUMNS)
-    assert "Dataset version: v7 (episode `version` `7.0`; the packaged `episodes_v7.jsonl`)" in card
+    assert "Dataset version: v8 (episode `version` `8.0`; the packaged `episodes_v8.jsonl`)" in card
     assert f"Dataset hash: `{dataset_hash()}`" in card
     assert "MemRiskBench: Trace-Aware Risk-Preserving Evaluation for Long-Horizon LLM Agents" in card
     assert "Jiang, Jianhua and Yuan, Dongbo and Li, Weihua" in card and "eprint        = {2609.14976}" in card
@@ -63,7 +63,7 @@ def test_the_dataset_card_describes_every_field_and_gives_version_and_citation(t
     export(load_episodes("v3", track="all"), tmp_path / "v3")
     assert "Dataset version: v3 (episode `version` `3.0`;" in (tmp_path / "v3" / "README.md").read_text()
     export(load_episodes(track="all")[:30], tmp_path / "part")
-    assert "not the packaged v7 file" in (tmp_path / "part" / "README.md").read_text()
+    assert "not the packaged v8 file" in (tmp_path / "part" / "README.md").read_text()
 
 
 def test_an_exported_episode_has_the_packaged_doc_hash(tmp_path):
@@ -113,7 +113,7 @@ def test_lm_eval_logs_the_same_doc_hash_from_the_export(tmp_path, monkeypatch):
 
 
 def test_a_second_export_under_the_same_folder_name_is_not_served_from_the_cache(tmp_path):
-    """datasets caches a local folder by its name: a v6 export (v7 now) into b/hub was read back as
+    """datasets caches a local folder by its name: a v6 export (v8 now) into b/hub was read back as
     the v3 export of a/hub loaded before it."""
     pytest.importorskip("datasets")
     from lm_eval_memrisk.episodes.export_hf import export
@@ -122,9 +122,9 @@ def test_a_second_export_under_the_same_folder_name_is_not_served_from_the_cache
     name = f"hub-{tmp_path.name}"  # one cache entry for this test, in the shared cache
     export(load_episodes("v3", track="all"), tmp_path / "a" / name)
     assert {d["version"] for d in load_docs(risk="R3", dataset=str(tmp_path / "a" / name))["test"]} == {"3.0"}
-    export(load_episodes("v7", track="all"), tmp_path / "b" / name)
+    export(load_episodes("v8", track="all"), tmp_path / "b" / name)
     docs = load_docs(risk="R3", dataset=str(tmp_path / "b" / name))["test"]
-    assert {d["version"] for d in docs} == {"7.0"}
+    assert {d["version"] for d in docs} == {"8.0"}
     assert [d["episode_json"] for d in docs] == [d["episode_json"] for d in load_docs(risk="R3")["test"]]
 
 

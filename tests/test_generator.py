@@ -76,10 +76,10 @@ def _passes(ep: Episode, agent: str) -> bool:
 
 
 def test_cli_default_reproduces_committed_file_byte_for_byte(tmp_path: Path) -> None:
-    out = tmp_path / "v7.jsonl"
+    out = tmp_path / "v8.jsonl"
     assert generator_cli(["--out", str(out)]) == 0
     data = out.read_bytes()
-    assert data == default_dataset_path("v7").read_bytes()
+    assert data == default_dataset_path("v8").read_bytes()
     assert data.endswith(b"\n") and not data.endswith(b"\n\n")
 
 

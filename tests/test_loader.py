@@ -555,18 +555,18 @@ def test_dataset_hash(tmp_path: Path) -> None:
 
 def test_default_dataset_path_points_into_package() -> None:
     p = default_dataset_path()
-    assert p.parts[-3:] == ("lm_eval_memrisk", "data", "episodes_v7.jsonl")
+    assert p.parts[-3:] == ("lm_eval_memrisk", "data", "episodes_v8.jsonl")
     assert default_dataset_path("v1").parts[-1] == "episodes_v1.jsonl"
     assert default_dataset_path("v2").parts[-1] == "episodes_v2.jsonl"
 
 
 def test_versions_load_by_name_and_hash_apart() -> None:
-    names = ("v1", "v2", "v3", "v4", "v5", "v6", "v7")
+    names = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8")
     loaded = [load_episodes(v, track="all") for v in names]
-    assert [{e.version for e in v} for v in loaded] == [{"1.0"}, {"2.0"}, {"3.0"}, {"4.0"}, {"5.0"}, {"6.0"}, {"7.0"}]
+    assert [{e.version for e in v} for v in loaded] == [{"1.0"}, {"2.0"}, {"3.0"}, {"4.0"}, {"5.0"}, {"6.0"}, {"7.0"}, {"8.0"}]
     assert load_episodes(track="all") == loaded[-1]
-    assert len({dataset_hash(v) for v in names}) == 7
-    assert dataset_hash("v7") == dataset_hash()
+    assert len({dataset_hash(v) for v in names}) == 8
+    assert dataset_hash("v8") == dataset_hash()
     with pytest.raises(MemriskError, match="unknown dataset version"):
         default_dataset_path("v9")
 

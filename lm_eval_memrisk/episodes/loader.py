@@ -71,7 +71,7 @@ VERSION_FIELDS: dict[str, str] = {
     "1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4", "5.0": "v5", "6.0": "v6", "7.0": "v7", "8.0": "v8",
 }  # fmt: skip
 #: The version loaded when no file is given.
-DEFAULT_DATASET = "v7"
+DEFAULT_DATASET = "v8"
 #: The shipped default dataset, relative to the ``lm_eval_memrisk`` package.
 DATASET_RESOURCE = DATASETS[DEFAULT_DATASET]
 #: Accepted values of the ``track`` argument of :func:`load_episodes`.
@@ -420,7 +420,7 @@ def episode_from_dict(
 
 
 def default_dataset_path(version: str = DEFAULT_DATASET) -> Path:
-    """Path of a packaged dataset (default ``lm_eval_memrisk/data/episodes_v7.jsonl``)."""
+    """Path of a packaged dataset (default ``lm_eval_memrisk/data/episodes_v8.jsonl``)."""
     if version not in DATASETS:
         raise MemriskError(
             f"unknown dataset version {version!r} (expected one of {', '.join(DATASETS)})"

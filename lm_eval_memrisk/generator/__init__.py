@@ -3,7 +3,7 @@
 ``generate(seed, counts)`` builds the episodes, ``write_dataset(path, episodes)``
 writes them as canonical JSONL; ``python -m lm_eval_memrisk.generator --out FILE``
 does both.  With :data:`DEFAULT_SEED` and the default counts the output is the
-shipped ``lm_eval_memrisk/data/episodes_v7.jsonl`` (``version="v1"``..``"v6"``: the older files), byte for byte.
+shipped ``lm_eval_memrisk/data/episodes_v8.jsonl`` (``version="v1"``..``"v7"``: the older files), byte for byte.
 
 Layout: ``pools``/``values``/``people`` (entities and values), ``families/`` (what a
 scenario is about and how users phrase it), ``risks/`` (one builder per risk),

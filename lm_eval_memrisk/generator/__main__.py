@@ -23,7 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lm_eval_memrisk.generator",
         description="Generate MemRiskBench episodes "
-        "(the defaults reproduce data/episodes_v7.jsonl; --version v1 ... v6: the older files).",
+        "(the defaults reproduce data/episodes_v8.jsonl; --version v1 ... v7: the older files).",
     )
     parser.add_argument("--out", required=True, help="output JSONL file")
     parser.add_argument(

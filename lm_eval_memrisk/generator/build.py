@@ -1,7 +1,7 @@
 """Generate whole datasets: counts per (risk, tier), family cycles, ids, ordering, output.
 
-``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v7.jsonl`` (and with
-``version="v1"``..``"v6"`` the older files) byte for byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
+``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v8.jsonl`` (and with
+``version="v1"``..``"v7"`` the older files) byte for byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
 tier, index, attempt)`` (see :mod:`~lm_eval_memrisk.generator.seeding`).
 """
 
@@ -55,7 +55,7 @@ from lm_eval_memrisk.generator.verify import MIN_GAP, Rejected, verify
 #: Dataset versions the generator can build: name -> the episodes' ``version`` field
 #: (the inverse of the loader's table, which names the packaged file of each field).
 VERSIONS: dict[str, str] = {name: field for field, name in VERSION_FIELDS.items()}
-DEFAULT_VERSION = "v7"
+DEFAULT_VERSION = "v8"
 #: Versions whose phrasing is counterbalanced (built twice: :mod:`.phrasing`): those with v7's contrast.
 COUNTERBALANCED = CONTRAST_VERSIONS
 VERSION = VERSIONS[DEFAULT_VERSION]

@@ -6,7 +6,7 @@ Sources, in order of precedence (set with ``--metadata '{"episodes": ...}'`` or
 * ``episodes``: a local JSONL episode file (e.g. the fuzzer's output);
 * ``dataset``: a Hugging Face Hub dataset id, or a folder written by
   ``memrisk export-hf``, loaded with ``datasets.load_dataset`` (config = r1..r6);
-* default: the package data, offline (the default version, v7; a shipped subset loads
+* default: the package data, offline (the default version, v8; a shipped subset loads
   the version it was selected on, see ``SUBSET_VERSIONS``).
 
 The task YAML's metadata chooses the slice: ``risk``, ``tier``, ``track``, ``subset``.
@@ -25,7 +25,7 @@ from lm_eval_memrisk.harness.docs import COLUMNS, select, to_rows
 
 #: Shipped subsets -> the packaged dataset version they were selected on (ids of one
 #: version must never be mapped onto another version's content).
-SUBSET_VERSIONS: dict[str, str] = {"subset20": "v7"}
+SUBSET_VERSIONS: dict[str, str] = {"subset20": "v8"}
 
 
 def _from_hub(dataset: str, risk: str | None, track: str | None) -> list[dict[str, Any]]:

@@ -1,10 +1,13 @@
-"""Blind reader study of the dataset v7 candidate on full prompts (issue 26, item 9).
+"""Blind reader study of a dataset version on full prompts (issue 26, item 9).
 
-8 main-track episodes per risk drawn with ``random.Random(SEED)`` from v7 built at the
-shipped generator seed, split between two readers by alternation.  Run from the
-repository root (writes the readers' prompt and hidden reference files to OUT):
+8 main-track episodes per risk drawn with ``random.Random(SEED)`` from VERSION (default
+v7) built at the shipped generator seed, split between READERS readers (default 2) by
+alternation.  Run from the repository root (writes the readers' prompt and hidden
+reference files to OUT):
 
-    python docs/reader_study/v7_full/make_study.py OUT [SEED]
+    python docs/reader_study/v7_full/make_study.py OUT [SEED [VERSION [READERS]]]
+
+v8's round (``docs/reader_study/v8_full``) drew 2048 from v8 for four readers.
 
 SEED (default 2027, rounds 1-4) draws the sample; round 5 drew a fresh one with 2028,
 round 6 with 2029.  From round 6 each check in the hidden reference lists the equivalent
@@ -29,17 +32,19 @@ def _accepted(forms: tuple[str, ...]) -> str:
 
 
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 2027
+VERSION = sys.argv[3] if len(sys.argv) > 3 else "v7"
+READERS = int(sys.argv[4]) if len(sys.argv) > 4 else 2
 out = Path(sys.argv[1])
 (out / "hidden").mkdir(parents=True, exist_ok=True)
-eps = [e for e in generate(DEFAULT_SEED, version="v7") if e.track == "main"]
+eps = [e for e in generate(DEFAULT_SEED, version=VERSION) if e.track == "main"]
 rng = random.Random(SEED)
 chosen: list[str] = []
 for risk in ("R1", "R2", "R3", "R4", "R5"):
     chosen += rng.sample(sorted(e.id for e in eps if e.risk == risk), 8)
 by_id = {e.id: e for e in eps}
 (out / "sample.json").write_text(json.dumps(chosen) + "\n", encoding="utf-8")
-for r in range(2):
-    mine = chosen[r::2]
+for r in range(READERS):
+    mine = chosen[r::READERS]
     prompts, reference = [], []
     for eid in mine:
         ep = by_id[eid]

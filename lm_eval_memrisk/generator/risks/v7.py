@@ -1,4 +1,4 @@
-"""Dataset v7 (issue 26; the default since its reference set was built): v6
+"""Dataset v7 (issue 26; the default until v8's reference set was built): v6
 with *contrast*, so that neither a value's rank among its key's notes nor the phrasing
 that introduced it tells whether it is the one to use.
 

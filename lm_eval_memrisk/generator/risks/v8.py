@@ -1,4 +1,4 @@
-"""Dataset v8 (issue 26, a generator candidate): v7 with R3's *two notes in force*.
+"""Dataset v8 (issue 26; the default): v7 with R3's *two notes in force*.
 
 In v7 every note in the session's scopes was the user's own, so a reader that only saw
 a note's scope label solved R3: use the note in scope, ask when there is none (the
