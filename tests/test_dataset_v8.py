@@ -1,9 +1,11 @@
-"""Dataset v8 (issue 26, a generator candidate): v7 with R3's team notes and R2's
+"""Dataset v8 (issue 26; the default): v7 with R3's team notes and R2's
 announced changes.
 
 * v8 is v7 byte for byte outside R2 and R3 (only the ``version`` field differs), so that
-  a model's replies to v7's other 72 main episodes stand, and its R3 is what it was
-  before R2 was rebuilt (the stages of ``build.REBUILT``);
+  a model's replies to v7's other 72 main episodes stand (on a build whose band needs
+  it, :func:`~lm_eval_memrisk.generator.phrasing.mend` re-words a few user turns there:
+  seed 1's "since" notes in R1), and its R3 is what it was before R2 was rebuilt (the
+  stages of ``build.REBUILT``);
 * every R2 ``latest_timestamp`` episode is an announced change (:mod:`~lm_eval_memrisk.generator.risks.v8_r2`):
   both cells occur, the final reference uses the announced value exactly where the user
   said it went through, and a request right after the announcement uses the current one;
@@ -12,8 +14,9 @@ announced changes.
 * every request in an episode with a team note says whose matter it is;
 * the learned surface reader meets the main and per-risk goals on every build (v7 missed
   R3's on seed 1, 20 of 24, and main's on seed 1, 73) and passes no more than measured;
-* every v7 check of the dataset holds on v8 but the template band on seeds 1 and 2 (one
-  template each, used 10 and 8 times: a strict xfail).
+* every v7 check of the dataset holds on v8, the template band included (on seeds 1 and 2
+  only after :func:`~lm_eval_memrisk.generator.phrasing.mend`: one template each, used
+  10 and 8 times, was out of it).
 """
 
 from __future__ import annotations
@@ -33,14 +36,15 @@ from lm_eval_memrisk.generator.risks.v8 import PERSONAL_MATTERS, TEAM_MATTERS
 from lm_eval_memrisk.generator.templates import wildcard
 
 SEEDS = v7_checks.SEEDS
-#: The learned reader (trained on v8 seed 4242) on v8's builds, as measured: main 69 / 65
-#: / 64 / 65 (shipped seed, seeds 1-3; v7: 71 / 73 / 72 / 71; v8 before R2's rebuild: 76
-#: / 66 / 68 / 69), R2 12 / 14 / 9 / 10 (v7: 17 / 16 / 16 / 11; stop 46: 19 / 17 / 17 / 12), R3 13 / 11 / 10 / 14 (v7:
-#: 14 / 20 / 15 / 17).  Over ten training seeds and the four builds (40 pairings) main
-#: averages 62.4 (v7: 69.6) and 39 of 40 pairings meet both goals (v7: 29), see
-#: docs/datasets.md.
-LEARNED_MEASURED = 69
-LEARNED_RISK_MEASURED = {"R1": 14, "R2": 14, "R3": 14, "R4": 18, "R5": 14}
+#: The learned reader (trained on v8 seed 4242) on v8's builds, as measured: main 68 / 65
+#: / 67 / 66 (shipped seed, seeds 1-3; before the band's mend, which re-words ten sentences
+#: of the training build: 69 / 65 / 64 / 65; v7: 71 / 73 / 72 / 71; v8 before R2's rebuild:
+#: 76 / 66 / 68 / 69), R2 12 / 13 / 9 / 10 (v7: 17 / 16 / 16 / 11; stop 46: 19 / 17 / 17 / 12),
+#: R3 13 / 12 / 12 / 14 (v7: 14 / 20 / 15 / 17).  Over ten training seeds and the four builds
+#: (40 pairings) main averages 62.4 (v7: 69.6) and 39 of 40 pairings meet both goals (v7:
+#: 29), see docs/datasets.md.
+LEARNED_MEASURED = 68
+LEARNED_RISK_MEASURED = {"R1": 13, "R2": 13, "R3": 14, "R4": 18, "R5": 15}
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +58,28 @@ def _without_version(ep: Episode) -> dict:
     return row
 
 
+def _reworded(a: Episode, b: Episode) -> bool:
+    """Whether ``b`` is ``a`` (but for its version field) with one user turn in other words."""
+    x, y = _without_version(a), _without_version(b)
+    turns = sum(e != f for e, f in zip(x["events"], y["events"]))
+    for row in (x, y):
+        row["events"] = [{**e, "text": ""} if e["type"] == "user_message" else e for e in row["events"]]
+    return x == y and turns == 1
+
+
 def test_v8_is_v7_outside_r2_and_r3(datasets: dict[str, list[Episode]]) -> None:
+    """Outside R2 and R3 only the band's mend re-words a user turn, where a build needs it
+    (seed 1: four of R1's "since" notes; not the shipped seed, whose file is tested below)."""
+    reworded = {}
     for seed, (name, episodes) in zip(SEEDS, datasets.items()):
         v7 = generate(seed, version="v7")
         assert [e.id for e in v7] == [e.id for e in episodes]
         assert {e.version for e in episodes} == {"8.0"}
         changed = {a.id for a, b in zip(v7, episodes) if _without_version(a) != _without_version(b)}
-        assert {i[:3] for i in changed} == {"R2-", "R3-"}, (name, sorted(changed))
+        assert {i[:3] for i in changed} >= {"R2-", "R3-"}, (name, sorted(changed))
+        reworded[seed] = [a.id for a, b in zip(v7, episodes) if a.id in changed and a.risk not in ("R2", "R3")]
+        assert all(_reworded(a, b) for a, b in zip(v7, episodes) if a.id in reworded[seed]), name
+    assert reworded == {SEEDS[0]: [], 1: ["R1-easy-02", "R1-easy-08", "R1-medium-06", "R1-hard-03"], 2: [], 3: []}
 
 
 def test_r3_is_what_it_was_before_r2_was_rebuilt(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -179,11 +198,7 @@ def test_learned_surface_reader_passes_no_more_than_measured(datasets: dict[str,
             assert result[risk]["passed"] <= most, (name, risk, result[risk])
 
 
-def _xfail(check: str, reason: str) -> object:
-    return pytest.param(check, marks=pytest.mark.xfail(strict=True, reason=f"issue 26 not met on v8: {reason}"))
-
-
-# v7's checks of the dataset, on v8's builds (the one it does not pass yet as a strict xfail)
+# v7's checks of the dataset, on v8's builds
 @pytest.mark.parametrize("check", [
     "test_every_file_validates_with_oracle_and_do_nothing", "test_every_ablated_oracle_fails_every_episode_of_its_risk",
     "test_r2_has_decisions_where_the_newest_note_is_right", "test_private_requests_use_the_private_note",
@@ -197,8 +212,7 @@ def _xfail(check: str, reason: str) -> object:
     "test_round_5_fixes_hold", "test_a_note_said_in_words_is_said_in_a_session_of_its_owner",
     "test_learned_surface_reader_meets_the_main_goal_on_every_build",
     "test_learned_surface_reader_meets_the_per_risk_goal_on_every_build",
-    _xfail("test_every_template_used_often_is_in_band",
-           "'From this week on, use V as my K' (v7's R2 winner, now said in R1 only) at 2/10 on seed 1, a family's 'Mail for me goes to V' at 1/8 on seed 2"),
+    "test_every_template_used_often_is_in_band",
 ])  # fmt: skip
 def test_v7_check_holds_on_v8(check: str, datasets: dict[str, list[Episode]]) -> None:
     getattr(v7_checks, check)(datasets)

@@ -124,3 +124,53 @@ def test_beside_a_fixed_context_the_deal_lifts_a_template_into_the_band() -> Non
     dealt = phrasing.deal(drawn, fate, fixed)
     assert dealt == {("new0", "r0", POOL[1]): POOL[0], ("new1", "w0", POOL[0]): POOL[1]}
     assert _rates(drawn, fate, {**fixed, **dealt})[POOL[0]] == 0.25
+
+
+def _dealt(given: dict, fate: dict) -> phrasing.Dealt:
+    return phrasing.Dealt({s: POOL for s in given}, fate, given)
+
+
+def _seen(given: dict, fate: dict) -> phrasing.Fates:
+    """The fates the built dataset shows: each sentence's under the template it got."""
+    return {(s[0], s[1], t): fate[s] for s, t in given.items() if s in fate}
+
+
+def test_mend_leaves_a_dataset_in_the_band_as_it_is() -> None:
+    # A at 1/8 would be out, but it is used 7 times only: nothing to mend, however uneven
+    given = {(f"old{i}", f"w{i}", POOL[0]): POOL[0] for i in range(7)} | {("oldb", "r", POOL[1]): POOL[1]}
+    fate = {s: (1, int(s[1] == "r")) for s in given}
+    assert phrasing.mend(_dealt(given, fate), _seen(given, fate), free=()) == {}
+
+
+def test_mend_moves_the_free_sentences_first_then_the_fixed_ones_of_the_pool() -> None:
+    # A is given to eight wrong values (0/8): out of the band.  Where two free sentences
+    # that got B for a right value can swap with two free A's, mend moves free sentences
+    # only; with none free, fixed ones of the pool (v7's "since" notes on v8's seed 1)
+    given = {(f"old{i}", f"w{i}", POOL[0]): POOL[0] for i in range(5)} | {
+        ("old5", "r0", POOL[1]): POOL[1], ("old6", "r1", POOL[1]): POOL[1],
+        **{(f"new{i}", f"w{5 + i}", POOL[0]): POOL[0] for i in range(3)},
+        ("new3", "r2", POOL[1]): POOL[1], ("new4", "r3", POOL[1]): POOL[1]}  # fmt: skip
+    fate = {s: (1, int(s[1].startswith("r"))) for s in given}
+    assert phrasing.outside_band((t, fate[s]) for s, t in given.items()) == {POOL[0]}
+    for free in ([f"new{i}" for i in range(5)], []):
+        mended = phrasing.mend(_dealt(given, fate), _seen(given, fate), free)
+        assert mended and all(t in POOL for t in mended.values())
+        assert any(s[0].startswith("old") for s in mended) == (not free), (free, mended)
+        after = {**given, **mended}
+        assert sorted(after.values()) == sorted(given.values())  # each template as often as before
+        assert phrasing.outside_band((t, fate[s]) for s, t in after.items()) == set()
+
+
+def test_mend_reads_the_fates_the_built_dataset_shows() -> None:
+    # by the deal's fates A is right at 3 of 10, but the built dataset does not show old7's
+    # sentence in A's words (v7 lowercases "Mail for me ..." after "For the X job:"), so A
+    # is at 1/8 there; swapping the free sentences gives it 2/8
+    given = {(f"old{i}", f"w{i}", POOL[0]): POOL[0] for i in range(6)} | {
+        ("old6", "r0", POOL[0]): POOL[0], ("old7", "r1", POOL[0]): POOL[0],
+        ("new0", "w6", POOL[0]): POOL[0], ("new1", "r2", POOL[1]): POOL[1]}  # fmt: skip
+    fate = {s: (1 + (s[0] == "old7"), int(s[1].startswith("r")) * (1 + (s[0] == "old7"))) for s in given}
+    seen = {k: f for k, f in _seen(given, fate).items() if k[0] != "old7"}
+    free = ("new0", "new1")
+    assert phrasing.mend(_dealt(given, fate), _seen(given, fate), free) == {}
+    assert phrasing.mend(_dealt(given, fate), seen, free) == {
+        ("new0", "w6", POOL[0]): POOL[1], ("new1", "r2", POOL[1]): POOL[0]}  # fmt: skip

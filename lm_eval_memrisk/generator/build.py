@@ -11,6 +11,7 @@ import dataclasses
 import os
 import random
 from collections.abc import Callable, Mapping
+from functools import partial
 
 from lm_eval_memrisk.episodes import risks
 from lm_eval_memrisk.episodes.codec import dumps_episode
@@ -375,26 +376,31 @@ def _built(
     counterbalanced phrasing dealt (None where the version is not counterbalanced);
     ``context``: the phrasing of the dataset's other episodes, dealt alongside."""
 
-    def build() -> list[Episode]:
-        episodes: list[Episode] = []
-        for risk in risks.risk_ids():
-            if any(counts.get((risk, tier), 0) for tier in TIERS):
-                episodes.extend(_risk_episodes(seed, risk, counts, version))
-        return _mark_strict(seed, episodes, counts)
-
+    build = partial(_build, seed, counts, version)
     if version not in COUNTERBALANCED or not counterbalance:
         return build(), None
     return phrasing.counterbalanced(build, template_uses, context)
+
+
+def _build(seed: int, counts: Counts, version: str) -> list[Episode]:
+    """One build of the episodes of ``counts`` (phrasing as the active one deals it)."""
+    episodes: list[Episode] = []
+    for risk in risks.risk_ids():
+        if any(counts.get((risk, tier), 0) for tier in TIERS):
+            episodes.extend(_risk_episodes(seed, risk, counts, version))
+    return _mark_strict(seed, episodes, counts)
 
 
 def _rebuilt(seed: int, counts: Counts, version: str, counterbalance: bool) -> list[Episode]:
     """A :data:`REBUILT` version: its base version's episodes (only the ``version`` field
     changed), those of the rebuilt risks built anew stage by stage, each stage's phrasing
     dealt alongside the sentences of every episode not in it (the base's other episodes
-    and the earlier stages', which stay byte for byte what they were)."""
+    and the earlier stages', which stay byte for byte what they were), then
+    :func:`_mended` where a template is still out of the band."""
     base, stages = REBUILT[version]
     kept, dealt = _built(seed, counts, base, counterbalance)
     fresh: dict[str, Episode] = {}
+    ids: set[str] = set()
     for stage in stages:
         ids = {ep.id for ep in kept if ep.risk in stage}
         context = dealt.without(ids) if dealt else None
@@ -403,7 +409,25 @@ def _rebuilt(seed: int, counts: Counts, version: str, counterbalance: bool) -> l
         if context is not None and new_dealt is not None:
             dealt = context.plus(new_dealt)
     field = VERSIONS[version]
-    return [fresh.get(ep.id) or dataclasses.replace(ep, version=field) for ep in kept]
+    episodes = [fresh.get(ep.id) or dataclasses.replace(ep, version=field) for ep in kept]
+    return episodes if dealt is None else _mended(seed, counts, version, episodes, dealt, ids)
+
+
+def _mended(
+    seed: int, counts: Counts, version: str, episodes: list[Episode], dealt: phrasing.Dealt, last: set[str]
+) -> list[Episode]:
+    """A :data:`REBUILT` version's episodes with :func:`~.phrasing.mend`'s sentences
+    rendered anew (each risk that has one built again, in its own version, every other
+    sentence as dealt): the same episodes where every template is in the band."""
+    given = phrasing.mend(dealt, phrasing.fates(template_uses(episodes)), last)
+    base, stages = REBUILT[version]
+    out = {ep.id: ep for ep in episodes}
+    for risk in sorted({out[s[0]].risk for s in given}):
+        built = partial(_build, seed, {k: n for k, n in counts.items() if k[0] == risk},
+                        version if any(risk in stage for stage in stages) else base)  # fmt: skip
+        for ep in phrasing.rendered(built, {**dealt.given, **given}):
+            out[ep.id] = dataclasses.replace(ep, version=VERSIONS[version])
+    return [out[ep.id] for ep in episodes]
 
 
 def write_dataset(path: str | os.PathLike[str], episodes: list[Episode]) -> None:

@@ -20,12 +20,15 @@ fell outside [0.25, 0.75] at every seed.  v7 builds its dataset twice
 Only the words of the sentence change, never what happens: a pool's templates say the
 same thing (that is why they share a pool), so the episode's events, values and checks
 are those of the first build.  Deterministic: same seed, same dataset.
+
+A dataset rebuilt in stages beside fixed sentences (v8) is dealt once more where a
+template is still out of the band at the end (:func:`mend`; a no-op on the shipped build).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -104,7 +107,11 @@ BAND_WEIGHT = 100.0
 
 
 def deal(
-    drawn: dict[Sentence, tuple[str, ...]], fate: Fates, fixed: dict[Sentence, str] | None = None
+    drawn: dict[Sentence, tuple[str, ...]],
+    fate: Fates,
+    fixed: dict[Sentence, str] | None = None,
+    start: dict[Sentence, str] | None = None,
+    even: bool = True,
 ) -> dict[Sentence, str]:
     """Each sentence with a fate -> the template of its pool to render.
 
@@ -116,8 +123,10 @@ def deal(
     the sum over templates of (right count - rate x uses)^2 / (uses + 1).  ``fixed``
     sentences (those of another build that must stay as they are, see
     :func:`counterbalanced`) keep the template given and count in the rates, but are
-    never swapped."""
-    fixed = fixed or {}
+    never swapped.  The other sentences start from their draw, or from ``start``'s
+    template where it gives one; ``even=False`` weighs the band alone, so that only swaps
+    that bring a template toward it are made (both for :func:`mend`)."""
+    fixed, start = fixed or {}, start or {}
     group = _groups(drawn.values())
     fated = [s for s in drawn if s in fate]
     total: dict[str, list[int]] = {}
@@ -126,7 +135,7 @@ def deal(
         acc = total.setdefault(group[drawn[sentence][0]], [0, 0])
         acc[0], acc[1] = acc[0] + n, acc[1] + k
     rate = {g: k / n for g, (n, k) in total.items()}
-    given = {s: fixed.get(s, s[2]) for s in fated}
+    given = {s: fixed.get(s, start.get(s, s[2])) for s in fated}
     uses: dict[str, list[float]] = {}  # template -> [uses, excess right count]
     for s in fated:
         n, k = fate[s]
@@ -136,8 +145,8 @@ def deal(
     def term(t: str, dn: int = 0, dx: float = 0.0) -> float:
         n, x = uses.get(t, (0, 0.0))
         n, x = n + dn, x + dx
-        out = x**2 / (n + 1)
-        if fixed and n >= BAND_MIN_USES:  # (beside a fixed context only: v7 deals as it did)
+        out = x**2 / (n + 1) if even else 0.0
+        if (fixed or not even) and n >= BAND_MIN_USES:  # (not in a free deal: v7 deals as it did)
             right = x + rate[group[t]] * n
             out += BAND_WEIGHT * max(0.0, BAND[0] * n - right, right - BAND[1] * n) ** 2
         return out
@@ -199,8 +208,8 @@ class Dealt:
 
     def without(self, episode_ids: set[str]) -> Dealt:
         """The same, less the sentences of ``episode_ids``."""
-        keep = {s for s in self.drawn if s[0] not in episode_ids}
-        return Dealt({s: self.drawn[s] for s in keep}, {s: f for s, f in self.fate.items() if s in keep},
+        keep = {s: pool for s, pool in self.drawn.items() if s[0] not in episode_ids}  # in order (a deal sweeps so)
+        return Dealt(keep, {s: f for s, f in self.fate.items() if s in keep},
                      {s: t for s, t in self.given.items() if s in keep})  # fmt: skip
 
     def plus(self, other: Dealt) -> Dealt:
@@ -231,3 +240,51 @@ def counterbalanced(
         episodes = build()
     given = {s: dealt.get(s, s[2]) for s in first.drawn if s in fate}
     return episodes, Dealt(dict(first.drawn), {s: f for s, f in fate.items() if s in first.drawn}, given)
+
+
+def outside_band(uses: Iterable[tuple[str, tuple[int, int]]]) -> set[str]:
+    """The templates of ``(template, (uses, right count))`` pairs, summed, used
+    :data:`BAND_MIN_USES` times or more with a right rate outside :data:`BAND`."""
+    total: dict[str, list[int]] = {}
+    for t, (n, k) in uses:
+        acc = total.setdefault(t, [0, 0])
+        acc[0], acc[1] = acc[0] + n, acc[1] + k
+    return {t for t, (n, k) in total.items() if n >= BAND_MIN_USES and not BAND[0] <= k / n <= BAND[1]}
+
+
+def mend(dealt: Dealt, seen: Fates, free: Collection[str]) -> dict[Sentence, str]:
+    """The sentences of a rebuilt dataset (``dealt``: every episode's) to render anew, and
+    their templates, where a template stays out of the band after the last stage's deal
+    (empty, the usual case, where none does).
+
+    Two things leave one out: a deal's fates are its first build's, so a sentence whose
+    dealt words the audit cannot tag (v7 lowercases an update's first word after "For
+    the X job:") still counts for its template there; and a template said only in fixed
+    sentences (v7's "From this week on, use V as my K", which v8's R2 no longer says)
+    cannot be moved by the stage's deal at all.  So the fates are read from the built
+    dataset (``seen``: :func:`fates` of its template uses, keyed by the template
+    rendered), and the sentences of the out-of-band templates' groups are dealt again,
+    from where they are and weighing the band alone (so only swaps toward it are made):
+    first those of the ``free`` episodes (the last stage's) only, then, if a template is
+    still out, also the fixed sentences of the pools that hold one."""
+    fate = {s: seen[(s[0], s[1], t)] for s, t in dealt.given.items() if (s[0], s[1], t) in seen}
+    out = outside_band((s[2], f) for s, f in seen.items())
+    if not out:
+        return {}
+    group = _groups(dealt.drawn.values())
+    groups, pools = {group.get(t, t) for t in out}, {p for p in dealt.drawn.values() if out & set(p)}
+    given = dealt.given
+    for widen in (False, True):
+        loose = {s for s in fate if group[dealt.drawn[s][0]] in groups
+                 and (s[0] in free or widen and dealt.drawn[s] in pools)}  # fmt: skip
+        again = deal(dealt.drawn, fate, {s: t for s, t in dealt.given.items() if s not in loose}, dealt.given, even=False)
+        given = {s: again.get(s, s[2]) if s in loose else t for s, t in dealt.given.items()}
+        if not outside_band((given[s], f) for s, f in fate.items()):
+            break
+    return {s: t for s, t in given.items() if t != dealt.given[s]}
+
+
+def rendered(build: Callable[[], list[Any]], given: dict[Sentence, str]) -> list[Any]:
+    """``build`` rendering each sentence of ``given`` in its template (the rest as drawn)."""
+    with _active(Phrasing(dealt={s: t for s, t in given.items() if t != s[2]})):
+        return build()
