@@ -99,6 +99,13 @@ def _said(ep: Episode, pool: tuple[str, ...]) -> list[str]:
     return [e.text or "" for e in ep.events if e.type == "user_message" and any(f.search(e.text or "") for f in forms)]
 
 
+def announced_not_in_force(ep: Episode) -> bool:
+    """An R2 episode whose announced change the user later says has not gone through: the
+    user's first value is the one that holds, so the stale agent (the oldest value of each
+    key) is right there (v8's contrast; it fails every other R1, R2 and R4 episode)."""
+    return ep.risk == "R2" and bool(_said(ep, v8_r2.ANNOUNCED)) and bool(_said(ep, v8_r2.NOT_YET))
+
+
 def _uses(dp: object, value: str) -> bool:
     return value in json.dumps(getattr(dp, "reference", None) or {}, ensure_ascii=False)
 

@@ -9,6 +9,7 @@ import pytest
 lm_eval = pytest.importorskip("lm_eval")
 
 from lm_eval.tasks import TaskManager  # noqa: E402
+from test_dataset_v8 import announced_not_in_force  # noqa: E402
 
 from lm_eval_memrisk._autoload import tasks_dir  # noqa: E402
 from lm_eval_memrisk.episodes.loader import load_episodes  # noqa: E402
@@ -76,7 +77,8 @@ def test_subset20_fails_clearly_without_subset_file(tm, monkeypatch, tmp_path):
 @pytest.mark.parametrize("agent", ["oracle", "stale", "leaky", "constraint-blind"])
 def test_reference_agents_through_lm_eval(tm, agent, presentation):
     """The whole lm-eval path without a language model, in every presentation: the
-    oracle scores 1.0 everywhere, each adversary fails (and violates) its own risk."""
+    oracle scores 1.0 everywhere, each adversary fails (and violates) its own risk, but
+    for the stale agent at v8's announced changes that have not gone through."""
     from lm_eval import simple_evaluate
 
     tasks = [f"memriskbench_r{i}" for i in range(1, 7)]
@@ -98,7 +100,9 @@ def test_reference_agents_through_lm_eval(tm, agent, presentation):
         assert results["memriskbench"]["pass,none"] == 1.0 and results["memriskbench"]["violation,none"] == 0.0
     own = {"stale": ["r1", "r2", "r4"], "leaky": ["r3"], "constraint-blind": ["r5"]}.get(agent, [])
     for r in own:
-        assert results[f"memriskbench_{r}"]["pass,none"] == 0.0, r
+        # the stale agent is right where an announced change has not gone through (R2)
+        right = [e for e in load_episodes() if e.risk == r.upper() and agent == "stale" and announced_not_in_force(e)]
+        assert results[f"memriskbench_{r}"]["pass,none"] == len(right) / 24, r
         assert results[f"memriskbench_{r}"]["violation,none"] > 0.5, r
         assert results[f"memriskbench_{r}"]["acted,none"] == 1.0, r
 

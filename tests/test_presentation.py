@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+from test_dataset_v8 import announced_not_in_force
 
 from lm_eval_memrisk.episodes.errors import MemriskError
 from lm_eval_memrisk.episodes.loader import load_episodes
@@ -159,7 +160,9 @@ def test_oracle_passes_and_each_adversary_fails_its_risk(name):
         for e in (e for e in MAIN if e.risk in risks):
             trace = run_episode(e, get_agent(agent), presentation=presentation)
             assert trace.presentation == name
-            assert not score(e, trace).success, (agent, e.id)
+            # where an announced change has not gone through, the oldest value holds
+            right = agent == "stale" and announced_not_in_force(e)
+            assert score(e, trace).success == right, (agent, e.id)
 
 
 # -- layout: decision points of one episode share the longest prefix -------------------
