@@ -116,13 +116,14 @@ def _said(ep: Episode) -> str:
     return " ".join(e.text or "" for e in ep.events if e.type == "user_message").casefold()
 
 
-def request_fixed_arguments(ep: Episode, dp: Event) -> dict[str, str]:
+def request_fixed_arguments(ep: Episode, dp: Event, covered: Mapping[str, str] | None = None) -> dict[str, str]:
     """Reference argument name -> value, for the arguments the request fixes that
-    :func:`mattering_arguments` does not cover (see the module docstring)."""
+    :func:`mattering_arguments` does not cover (see the module docstring; ``covered``: its
+    result, where the caller has it already)."""
     call = _reference_call(dp)
     if call is None:
         return {}
-    covered = mattering_arguments(ep, dp)
+    covered = mattering_arguments(ep, dp) if covered is None else covered
     said = _said(ep)
     out: dict[str, str] = {}
     for name, value in call[1].items():
@@ -156,16 +157,17 @@ def message_words(text: str) -> list[str]:
     return [w for w in _MESSAGE_WORD.findall(body.casefold()) if w not in _MESSAGE_STOP]
 
 
-def dictated_message(ep: Episode, dp: Event) -> tuple[str, str] | None:
+def dictated_message(ep: Episode, dp: Event, covered: Mapping[str, str] | None = None) -> tuple[str, str] | None:
     """``(argument, text)``: what the reference's free-text arguments say where the user
     dictated it (scorer 3.9: "email me that the quarterly report is ready" -> subject
     "Quarterly report", body "The quarterly report is ready."): the first such argument
     and the texts of all of them; None where the text is the agent's own wording or holds a
-    value :func:`mattering_arguments` already checks."""
+    value :func:`mattering_arguments` already checks (``covered``: its result, where the
+    caller has it already)."""
     call = _reference_call(dp)
     if call is None:
         return None
-    covered = mattering_arguments(ep, dp)
+    covered = mattering_arguments(ep, dp) if covered is None else covered
     said = _said(ep)
     dictated = [
         (name, value) for name, value in call[1].items()
@@ -183,14 +185,15 @@ def request_checks(ep: Episode, dp: Event) -> tuple[Check, ...]:
     call = _reference_call(dp)
     if call is None:
         return ()
+    covered = mattering_arguments(ep, dp)  # (once for both)
     checks = [
         Check(
             id=f"implied-{name}", kind="tool_arg_matches", tool=call[0], argument=name, expected=value,
             description=f"the request fixes {call[0]}.{name}",
         )
-        for name, value in request_fixed_arguments(ep, dp).items()
+        for name, value in request_fixed_arguments(ep, dp, covered).items()
     ]  # fmt: skip
-    message = dictated_message(ep, dp)
+    message = dictated_message(ep, dp, covered)
     if message is not None:
         checks.append(Check(
             id="implied-message", kind="tool_arg_matches", tool=call[0], argument=message[0], expected=message[1],
