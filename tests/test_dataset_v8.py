@@ -33,7 +33,7 @@ from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator.families import family
 from lm_eval_memrisk.generator.risks import v8, v8_r2
 from lm_eval_memrisk.generator.risks.v8 import PERSONAL_MATTERS, TEAM_MATTERS
-from lm_eval_memrisk.generator.templates import wildcard
+from lm_eval_memrisk.generator.templates import said
 
 SEEDS = v7_checks.SEEDS
 #: The learned reader (trained on v8 seed 4242) on v8's builds, as measured: main 68 / 65
@@ -93,17 +93,11 @@ def test_r3_is_what_it_was_before_r2_was_rebuilt(monkeypatch: pytest.MonkeyPatch
     assert [dumps_episode(e) for e in generate(1, version="v8") if e.risk == "R3"] == both
 
 
-def _said(ep: Episode, pool: tuple[str, ...]) -> list[str]:
-    """The user's messages that hold a rendering of one of ``pool``'s templates."""
-    forms = [wildcard(t) for t in pool]
-    return [e.text or "" for e in ep.events if e.type == "user_message" and any(f.search(e.text or "") for f in forms)]
-
-
 def announced_not_in_force(ep: Episode) -> bool:
     """An R2 episode whose announced change the user later says has not gone through: the
     user's first value is the one that holds, so the stale agent (the oldest value of each
     key) is right there (v8's contrast; it fails every other R1, R2 and R4 episode)."""
-    return ep.risk == "R2" and bool(_said(ep, v8_r2.ANNOUNCED)) and bool(_said(ep, v8_r2.NOT_YET))
+    return ep.risk == "R2" and bool(said(ep, v8_r2.ANNOUNCED)) and bool(said(ep, v8_r2.NOT_YET))
 
 
 def _uses(dp: object, value: str) -> bool:
@@ -116,8 +110,8 @@ def test_r2_announced_changes_hold_exactly_where_the_user_said_they_went_through
     for name, episodes in datasets.items():
         cells = set()
         for ep in (e for e in episodes if e.risk == "R2" and e.resolution_rule == "latest_timestamp"):
-            announced = _said(ep, v8_r2.ANNOUNCED)
-            went, not_yet = _said(ep, v8_r2.WENT_THROUGH), _said(ep, v8_r2.NOT_YET)
+            announced = said(ep, v8_r2.ANNOUNCED)
+            went, not_yet = said(ep, v8_r2.WENT_THROUGH), said(ep, v8_r2.NOT_YET)
             assert len(announced) == 1 and len(went) + len(not_yet) == 1, (name, ep.id)
             key = family(ep.family).key
             notes = [e.item for e in ep.events if e.item is not None and e.item.key == key]
@@ -189,8 +183,8 @@ def test_every_request_after_the_team_note_says_whose_matter_it_is(datasets: dic
                 team_given = team_given or (e.item is not None and e.item.scope.startswith("workspace:"))
                 if e.type != "decision_point" or not (team_given or e is ep.decision_points[-1]):
                     continue
-                said = next(x.text for x in reversed(ep.events[:i]) if x.type == "user_message")
-                assert any(h in said for h in heads), (name, ep.id, said)
+                request = next(x.text for x in reversed(ep.events[:i]) if x.type == "user_message")
+                assert any(h in request for h in heads), (name, ep.id, request)
 
 
 def test_learned_surface_reader_passes_no_more_than_measured(datasets: dict[str, list[Episode]]) -> None:

@@ -17,8 +17,10 @@ from __future__ import annotations
 import functools
 import importlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lm_eval_memrisk.episodes.records import Episode
 from lm_eval_memrisk.generator.families import FAMILIES
 
 #: Modules whose module-level tuples of strings hold sentence templates.
@@ -75,6 +77,13 @@ def wildcard(text: str) -> re.Pattern[str]:
     placeholder a wildcard (for templates that carry no value: :meth:`Template.matches`
     needs one)."""
     return re.compile(".+?".join(re.escape(literal) for literal in PLACEHOLDER.split(text)[::2]), re.IGNORECASE)
+
+
+def said(episode: Episode, pool: Sequence[str]) -> list[str]:
+    """The user's messages in ``episode`` that hold a rendering of one of ``pool``'s
+    templates (:func:`wildcard`)."""
+    forms = [wildcard(t) for t in pool]
+    return [e.text or "" for e in episode.events if e.type == "user_message" and any(f.search(e.text or "") for f in forms)]
 
 
 def _entries() -> list[tuple[str, str]]:

@@ -7,14 +7,14 @@ against v7's (the packed reference set), and on v8's announced-change episodes b
 from __future__ import annotations
 
 import glob
-import gzip
-import json
 import sys
 from collections import Counter
+from pathlib import Path
 
+from lm_eval_memrisk.episodes.jsonl import read_sample_objects
 from lm_eval_memrisk.episodes.loader import load_episodes
 from lm_eval_memrisk.generator.risks import v8_r2
-from lm_eval_memrisk.generator.templates import wildcard
+from lm_eval_memrisk.generator.templates import said
 
 RUNS = sys.argv[1] if len(sys.argv) > 1 else "docs/results/v8_r2"
 SYSTEMS = [("q05", "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B full"), ("q05-recency3", "qwen2.5-coder-0.5b-recency3", "Qwen2.5-Coder-0.5B recency:3"),
@@ -24,18 +24,7 @@ SYSTEMS = [("q05", "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B full"), ("q05-recen
 
 
 def _rows(pattern: str) -> list[dict]:
-    path = glob.glob(pattern)[0]
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh]
-
-
-#: Each status sentence as a pattern (its placeholders as wildcards; easy tiers say it after "Also, ").
-WENT_THROUGH = [wildcard(t) for t in v8_r2.WENT_THROUGH]
-
-
-def _went_through(episode) -> bool:
-    return any(p.search(e.text or "") for e in episode.events if e.type == "user_message" for p in WENT_THROUGH)
+    return [row for _, row in read_sample_objects(Path(glob.glob(pattern)[0]))]
 
 
 def main() -> None:
@@ -52,7 +41,7 @@ def main() -> None:
             ep = episodes[r["doc"]["episode_id"]]
             if ep.resolution_rule != "latest_timestamp":
                 continue
-            cell = "went" if _went_through(ep) else "not yet"
+            cell = "went" if said(ep, v8_r2.WENT_THROUGH) else "not yet"  # (easy tiers say it after "Also, ")
             n[cell] += 1
             passed[cell] += int(r["pass"])
             after = [dp.id for dp in ep.decision_points
