@@ -22,6 +22,7 @@ announced changes.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 import test_dataset_v7 as v7_checks
@@ -174,33 +175,44 @@ def test_every_cell_of_the_team_table_occurs_and_is_right(datasets: dict[str, li
         assert seen == set(expected), (name, set(expected) - seen)
 
 
-def test_every_request_after_the_team_note_says_whose_matter_it_is(datasets: dict[str, list[Episode]]) -> None:
-    heads = [t.split("{{")[0].strip() for t in TEAM_MATTERS + PERSONAL_MATTERS]
+def requests_after_the_team_note(datasets: dict[str, list[Episode]]) -> Iterator[tuple[str, Episode, str]]:
+    """(build, episode, request) for every request of an R3 team episode after its team note
+    is given, and its final request (shared with v9's tests)."""
     for name, episodes in datasets.items():
         for ep in (e for e in episodes if "team_request" in e.metadata or "personal_request" in e.metadata):
             team_given = False
             for i, e in enumerate(ep.events):
                 team_given = team_given or (e.item is not None and e.item.scope.startswith("workspace:"))
-                if e.type != "decision_point" or not (team_given or e is ep.decision_points[-1]):
-                    continue
-                request = next(x.text for x in reversed(ep.events[:i]) if x.type == "user_message")
-                assert any(h in request for h in heads), (name, ep.id, request)
+                if e.type == "decision_point" and (team_given or e is ep.decision_points[-1]):
+                    yield name, ep, next(x.text or "" for x in reversed(ep.events[:i]) if x.type == "user_message")
+
+
+def test_every_request_after_the_team_note_says_whose_matter_it_is(datasets: dict[str, list[Episode]]) -> None:
+    heads = [t.split("{{")[0].strip() for t in TEAM_MATTERS + PERSONAL_MATTERS]
+    for name, ep, request in requests_after_the_team_note(datasets):
+        assert any(h in request for h in heads), (name, ep.id, request)
 
 
 def test_learned_surface_reader_passes_no_more_than_measured(datasets: dict[str, list[Episode]]) -> None:
     """Nothing more than measured on the shipped seed and seeds 1-3 (a change that makes
     v8 easier to read from the surface fails here); the goals are v7's checks below."""
+    learned_at_most(datasets, LEARNED_MEASURED, LEARNED_RISK_MEASURED)
+
+
+def learned_at_most(datasets: dict[str, list[Episode]], main: int, per_risk: dict[str, int]) -> None:
+    """The learned surface reader passes at most ``main`` of main and ``per_risk`` of each
+    risk on every build (shared with v9's tests)."""
     from lm_eval_memrisk.audit.learned import learned_audit
 
     for name, episodes in datasets.items():
         result = learned_audit(episodes)["learned"]
-        assert result["main"]["passed"] <= LEARNED_MEASURED, (name, result["main"])
-        for risk, most in LEARNED_RISK_MEASURED.items():
+        assert result["main"]["passed"] <= main, (name, result["main"])
+        for risk, most in per_risk.items():
             assert result[risk]["passed"] <= most, (name, risk, result[risk])
 
 
-# v7's checks of the dataset, on v8's builds
-@pytest.mark.parametrize("check", [
+#: v7's checks of the dataset, run on v8's builds (and on v9's: test_dataset_v9).
+V7_CHECKS = [
     "test_every_file_validates_with_oracle_and_do_nothing", "test_every_ablated_oracle_fails_every_episode_of_its_risk",
     "test_r2_has_decisions_where_the_newest_note_is_right", "test_private_requests_use_the_private_note",
     "test_updates_of_the_work_note_name_the_job", "test_earlier_requests_on_the_work_note_say_it_is_fine",
@@ -214,7 +226,10 @@ def test_learned_surface_reader_passes_no_more_than_measured(datasets: dict[str,
     "test_learned_surface_reader_meets_the_main_goal_on_every_build",
     "test_learned_surface_reader_meets_the_per_risk_goal_on_every_build",
     "test_every_template_used_often_is_in_band",
-])  # fmt: skip
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("check", V7_CHECKS)
 def test_v7_check_holds_on_v8(check: str, datasets: dict[str, list[Episode]]) -> None:
     getattr(v7_checks, check)(datasets)
 

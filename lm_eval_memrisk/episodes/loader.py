@@ -65,10 +65,11 @@ DATASETS: dict[str, str] = {
     "v1": "data/episodes_v1.jsonl", "v2": "data/episodes_v2.jsonl", "v3": "data/episodes_v3.jsonl",
     "v4": "data/episodes_v4.jsonl", "v5": "data/episodes_v5.jsonl",
     "v6": "data/episodes_v6.jsonl", "v7": "data/episodes_v7.jsonl", "v8": "data/episodes_v8.jsonl",
+    "v9": "data/episodes_v9.jsonl",
 }  # fmt: skip
 #: An episode's ``version`` field -> its dataset version.
 VERSION_FIELDS: dict[str, str] = {
-    "1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4", "5.0": "v5", "6.0": "v6", "7.0": "v7", "8.0": "v8",
+    "1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4", "5.0": "v5", "6.0": "v6", "7.0": "v7", "8.0": "v8", "9.0": "v9",
 }  # fmt: skip
 #: The version loaded when no file is given.
 DEFAULT_DATASET = "v8"
@@ -80,7 +81,7 @@ TRACK_CHOICES: tuple[str, ...] = (*risks.tracks(), "all")
 PathArg = str | os.PathLike[str]
 
 # Size limits of an episode file (enforced on load and by ``memrisk validate``; the
-# shipped datasets stay far below: v1-v8 are under 1 MB, their longest text is 257
+# shipped datasets stay far below: v1-v9 are under 1 MB, their longest text is 257
 # characters, their longest episode 52 events).  Errors name file, line and field.
 #: Largest episode file, in bytes.
 MAX_FILE_BYTES = 64 * 1024 * 1024

@@ -23,7 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lm_eval_memrisk.generator",
         description="Generate MemRiskBench episodes "
-        "(the defaults reproduce data/episodes_v8.jsonl; --version v1 ... v7: the older files).",
+        "(the defaults reproduce data/episodes_v8.jsonl; --version v1 ... v7: the older files, v9: the next).",
     )
     parser.add_argument("--out", required=True, help="output JSONL file")
     parser.add_argument(
@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--version",
         choices=sorted(VERSIONS),
         default=DEFAULT_VERSION,
-        help=f"dataset version to build (default {DEFAULT_VERSION}; v1 ... v8, each its packaged file)",
+        help=f"dataset version to build (default {DEFAULT_VERSION}; v1 ... v9, each its packaged file)",
     )
     args = parser.parse_args(argv)
     if args.n_per_risk is not None and args.n_per_risk < 1:
