@@ -71,9 +71,9 @@ def test_the_packaged_v7_is_the_generators_build_at_the_shipped_seed() -> None:
 
 
 def test_a_version_the_generator_builds_but_nobody_packaged_says_how_to_build_it(monkeypatch) -> None:
-    monkeypatch.setitem(loader.VERSION_FIELDS, "9.0", "v9")
-    with pytest.raises(MemriskError, match=r"not packaged .*--version v9 --out FILE"):
-        load_episodes("v9")
+    monkeypatch.setitem(loader.VERSION_FIELDS, "10.0", "v10")
+    with pytest.raises(MemriskError, match=r"not packaged .*--version v10 --out FILE"):
+        load_episodes("v10")
 
 
 def test_v7_builds_are_deterministic() -> None:
