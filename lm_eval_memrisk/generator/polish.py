@@ -1,31 +1,28 @@
 """Dataset v9: v8's episodes in the words blind readers asked for.
 
-Four readers of 40 episodes of the packaged v8 (docs/reader_study/v8_full/round1), and
-eight readers of all 120 main episodes of v9's first draft (docs/reader_study/v9_full/round1),
-agreed with every reference action but found some wording odd.  v9 changes only wording,
-never a note, a check's value or who is entitled to what:
+Readers of the packaged v8 (docs/reader_study/v8_full) and six rounds of readers of all
+120 main episodes of v9's drafts (docs/reader_study/v9_full) agreed with the reference
+actions but found wording odd.  v9 keeps every note, constraint, check value, decision
+and tool call of v8 (tests/test_dataset_v9.py) and changes how they are said:
 
-* requests: a request the user calls work ("This is work for Orvel") is for a work
-  errand and one they call private for a private one (:func:`fit_purposes`; "the rent
-  share" called work for the job read as a puzzle); an earlier request on the work note
-  says it is for work, not that the work note "is fine for this one" when it is the only
-  note (:func:`early_work_requests`); no one texts themselves "a heads-up that I'm running
-  ten minutes late" (:func:`fit_self_texts`); "the Wednesday after next" is said as the day
-  it means (:func:`explicit_days`: a reader could not tell which of two Wednesdays);
-* turns: the assistant answers a lookup's result before the user speaks again or the
-  session ends, and an empty session gets a line of chat (:func:`answered_lookups`); a
-  records notice the user does not answer at once asks nothing (:func:`unasked_notices`);
-* the user's words (:func:`reworded`): a retracted note is one the user "got wrong" (an
-  e-mail address does not "fall through"); an old value is given for a form, not "just for
-  the records"; an old value turns up in an old email (not a token "on an old letter" or a
-  sister who "still writes to" a pickup point); a job's update names the job once; a
-  colleague sharing a personal value says how (a joint account, a shared inbox); a
-  deadline is moved, not switched; a personal request says "nothing to do with" the team
-  once.
+* requests (:func:`fit_purposes`, :func:`early_work_requests`, :func:`fit_self_texts`,
+  :func:`fit_payouts`, :func:`explicit_days`, :func:`plain_contexts`): the errand fits
+  what the user calls it (work or private), relative days with two readings are said as
+  dates, a request says whose matter it is and no more;
+* the user's words (:func:`reworded`): retractions, corrections, backdated notes, a
+  colleague's shared value, deletions by description, a prescription's hold, lead-ins;
+* turns that change no state (:func:`without_mentions`, :func:`answered_lookups`,
+  :func:`without_empty_sessions`, :func:`within_turns`, :func:`spread_sessions`,
+  :func:`rules_in_their_own_session`): an assistant line after each lookup result, no
+  session that is only a header, v2's mentions of an old value left out, R1's sessions
+  spread out, an R5 rule against a value just given in a later session.
 
-Every text a request changes is changed in the decision's reference and naive action too,
-so the checks the scorer derives from the request (the amount, the item, a dictated
-message) follow it.  Choices are seeded per episode: the same seed gives the same bytes.
+A text a request changes is changed in the decision's reference and naive action too, so
+the checks the scorer derives from the request (an item, a dictated message, a day)
+follow it; a refill may name the drug and strength alone where that is unambiguous
+(:func:`shorter_prescriptions`).  Choices are seeded per episode: the same seed gives the
+same bytes.  Templates that carry a value are module tuples (``V9_…``), so the audit's
+template table tags them (:mod:`~lm_eval_memrisk.generator.templates`).
 """
 
 from __future__ import annotations
