@@ -38,10 +38,10 @@ from lm_eval_memrisk.generator.templates import wildcard
 
 SEEDS = v7_checks.SEEDS
 #: The learned reader (trained on v9 seed 4242) on v9's builds, as measured: main 68 / 63 /
-#: 61 / 65 (shipped seed, seeds 1-3; v8: 68 / 65 / 67 / 66), most of any risk 18 (R4, the
+#: 61 / 66 (shipped seed, seeds 1-3; v8: 68 / 65 / 67 / 66), most of any risk 18 (R4, the
 #: shipped seed: issue 26's per-risk goal is at most 18 of 24).
 LEARNED_MEASURED = 68
-LEARNED_RISK_MEASURED = {"R1": 13, "R2": 13, "R3": 14, "R4": 18, "R5": 15}
+LEARNED_RISK_MEASURED = {"R1": 13, "R2": 13, "R3": 15, "R4": 18, "R5": 15}
 
 
 @pytest.fixture(scope="module")

@@ -412,12 +412,15 @@ def plain_contexts(episode: Episode, events: list[Event]) -> None:
     }
     said = [(render(old, **names), render(new, **names)) for olds, news in PLAIN_CONTEXTS for old, new in zip(olds, news, strict=True)]
     team = {render(t, **names) for t in TEAM_MATTERS}
+    key = FAMILIES[episode.family].key
     for request, _ in _requests(events):
         text = events[request].text or ""
+        team_note = any(e.item is not None and e.item.key == key and e.item.scope.startswith("workspace:") for e in events[:request])
         for old, new in said:
             if text.endswith(old):
-                # a request for "our" card says whose it is already
-                ours = old in team and re.search(r"\bour\b", text[: -len(old)])
+                # a request for "our" card says whose it is already, where the team has one
+                # (without one, three blind readers took "our" for the user's own)
+                ours = old in team and team_note and re.search(r"\bour\b", text[: -len(old)])
                 events[request] = dataclasses.replace(events[request], text=text[: -len(old)] + ("" if ours else new))
                 events[request] = dataclasses.replace(events[request], text=(events[request].text or "").rstrip())
                 break
