@@ -1,7 +1,7 @@
 """Generate whole datasets: counts per (risk, tier), family cycles, ids, ordering, output.
 
 ``generate(DEFAULT_SEED)`` reproduces the shipped ``data/episodes_v8.jsonl`` (and with
-``version="v1"``..``"v7"`` the older files) byte for byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
+``version="v1"``..``"v7"`` the older files, ``"v9"`` the next) byte for byte: every draw comes from a :class:`random.Random` seeded from ``(seed, risk,
 tier, index, attempt)`` (see :mod:`~lm_eval_memrisk.generator.seeding`).
 """
 
