@@ -82,9 +82,9 @@ def _who(e: Event) -> str:
 
 
 def _day(e: Event) -> dt.date:
-    m = v9._HEADER_DATE.search(e.text or "")
-    assert m is not None, e.text
-    return dt.datetime.strptime(f"{m['d']} {m['m']} {m['y']}", "%d %B %Y").date()
+    day = v9.header_day(e.text or "")
+    assert day is not None, e.text
+    return day
 
 
 def _spread(days: list[dt.date]) -> list[dt.date]:

@@ -220,6 +220,17 @@ SAFE_DISH = (re.compile(r"The (?P<dish>[^.]+) is safe\.$"), r"The \g<dish> is sa
 #: readers found four door codes in ten days a puzzle.
 STRETCH, SHORTEST_GAP, LONGEST_GAP = 3, 7, 21
 _HEADER_DATE = re.compile(r"— (?P<wd>[A-Z][a-z]+day) (?P<d>\d{1,2}) (?P<m>[A-Z][a-z]+) (?P<y>\d{4}) —")
+
+
+def header_day(text: str) -> dt.date | None:
+    """The day a session header names ("Session 3 — Sunday 12 April 2026 — …"), if any."""
+    m = _HEADER_DATE.search(text)
+    return None if m is None else dt.datetime.strptime(f"{m['d']} {m['m']} {m['y']}", "%d %B %Y").date()
+
+
+def with_day(text: str, day: dt.date) -> str:
+    """Session header ``text`` naming ``day`` instead (its weekday too)."""
+    return _HEADER_DATE.sub(f"— {day:%A} {day.day} {day:%B} {day.year} —", text, count=1)
 #: A request's lead-in run into the request: "Quick one: order …", not "Quick one: Order …"
 #: (readers found the capital a seam between two templates).
 LEAD_IN = re.compile(
@@ -461,21 +472,16 @@ def rules_in_their_own_session(episode: Episode, events: list[Event]) -> list[Ev
             continue
         said = any(x.type == "user_message" and e.constraint.forbid_value in (x.text or "") for x in out[head + 1 : k])
         nxt = next((j for j in range(k + 1, len(out)) if out[j].type == "scope_switch"), None)
-        m = _HEADER_DATE.search(out[head].text or "")
-        if not said or m is None:
+        today = header_day(out[head].text or "")
+        if not said or today is None:
             k += 1
             continue
-        today = dt.datetime.strptime(f"{m['d']} {m['m']} {m['y']}", "%d %B %Y").date()
-        later = None
-        if nxt is not None and (n := _HEADER_DATE.search(out[nxt].text or "")):
-            later = dt.datetime.strptime(f"{n['d']} {n['m']} {n['y']}", "%d %B %Y").date()
+        later = header_day(out[nxt].text or "") if nxt is not None else None
         if later is not None and (later - today).days < 2:
             k += 1
             continue
         day = today + dt.timedelta(days=1 if later is None else (later - today).days // 2)
-        text = out[head].text or ""
-        header = dataclasses.replace(out[head], id="", time=-1,
-                                     text=text[: m.start()] + f"— {day:%A} {day.day} {day:%B} {day.year} —" + text[m.end() :])  # fmt: skip
+        header = dataclasses.replace(out[head], id="", time=-1, text=with_day(out[head].text or "", day))
         out.insert(k, header)
         k += 2
     return out
@@ -495,18 +501,16 @@ def spread_sessions(episode: Episode, events: list[Event]) -> None:
     is itself a date (a deadline must stay ahead of the sessions)."""
     if episode.risk != "R1" or episode.tier == "easy" or episode.family in DATE_FAMILIES:
         return
-    days = [(i, m) for i, e in enumerate(events) if e.type == "scope_switch" and (m := _HEADER_DATE.search(e.text or ""))]
+    days = [(i, d) for i, e in enumerate(events) if e.type == "scope_switch" and (d := header_day(e.text or "")) is not None]
     if not days:
         return
-    dates = [dt.datetime.strptime(f"{m['d']} {m['m']} {m['y']}", "%d %B %Y").date() for _, m in days]
+    dates = [d for _, d in days]
     new = [dates[0]]
     for before, after in zip(dates, dates[1:]):
         gap = (after - before).days
         new.append(new[-1] + dt.timedelta(days=max(gap, min(max(STRETCH * gap, SHORTEST_GAP), LONGEST_GAP))))
-    for (i, m), day in zip(days, new, strict=True):
-        text = events[i].text or ""
-        said = f"— {day:%A} {day.day} {day:%B} {day.year} —"
-        events[i] = dataclasses.replace(events[i], text=text[: m.start()] + said + text[m.end() :])
+    for (i, _), day in zip(days, new, strict=True):
+        events[i] = dataclasses.replace(events[i], text=with_day(events[i].text or "", day))
 
 
 # -- the user's words ---------------------------------------------------------------------
