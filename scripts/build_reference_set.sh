@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-runs/reference}
 DATASET=${DATASET:-}
-case $DATASET in ""|v[0-9]) ;; *) echo "DATASET must be a packaged version (v1 ... v9), not '$DATASET'" >&2; exit 2 ;; esac
+case $DATASET in ""|v[0-9]|v[1-9][0-9]) ;; *) echo "DATASET must be a packaged version (v1 ... v10), not '$DATASET'" >&2; exit 2 ;; esac
 EPISODES=${DATASET:+\"episodes\": \"$DATASET\", }  # a metadata entry, or nothing (the default)
 CAREFUL_REPLIES=${CAREFUL_REPLIES:-tests/data/careful_assistant/replies_${DATASET:-v8}.jsonl}
 mkdir -p "$OUT" runs/tmp runs/cache

@@ -65,11 +65,12 @@ DATASETS: dict[str, str] = {
     "v1": "data/episodes_v1.jsonl", "v2": "data/episodes_v2.jsonl", "v3": "data/episodes_v3.jsonl",
     "v4": "data/episodes_v4.jsonl", "v5": "data/episodes_v5.jsonl",
     "v6": "data/episodes_v6.jsonl", "v7": "data/episodes_v7.jsonl", "v8": "data/episodes_v8.jsonl",
-    "v9": "data/episodes_v9.jsonl",
+    "v9": "data/episodes_v9.jsonl", "v10": "data/episodes_v10.jsonl",
 }  # fmt: skip
 #: An episode's ``version`` field -> its dataset version.
 VERSION_FIELDS: dict[str, str] = {
     "1.0": "v1", "2.0": "v2", "3.0": "v3", "4.0": "v4", "5.0": "v5", "6.0": "v6", "7.0": "v7", "8.0": "v8", "9.0": "v9",
+    "10.0": "v10",
 }  # fmt: skip
 #: The version loaded when no file is given.
 DEFAULT_DATASET = "v8"

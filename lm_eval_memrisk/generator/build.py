@@ -36,6 +36,7 @@ from lm_eval_memrisk.generator.finish import finish
 from lm_eval_memrisk.generator.people import Cast
 from lm_eval_memrisk.generator.plan import compile_plan
 from lm_eval_memrisk.generator.polish import polished
+from lm_eval_memrisk.generator.polish_v10 import polished as polished_v10
 from lm_eval_memrisk.generator.risks import (
     BUILDERS,
     R2_SCOPE_FAMILIES,
@@ -72,9 +73,12 @@ DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
 #: (:mod:`.risks.v8`), then R2's announced changes (:mod:`.risks.v8_r2`): a model's
 #: replies to v7's other episodes stand.
 REBUILT: dict[str, tuple[str, tuple[frozenset[str], ...]]] = {"v8": ("v7", (frozenset({"R3"}), frozenset({"R2"})))}
-#: Versions that are an earlier version's episodes reworded, version -> base: v9 is v8 in
-#: the words blind readers of the whole of v8 asked for (:mod:`.polish`).
-POLISHED: dict[str, str] = {"v9": "v8"}
+#: Versions that are an earlier version's episodes reworded, version -> (base, rewording):
+#: v9 is v8 in the words blind readers of the whole of v8 asked for (:mod:`.polish`), v10
+#: is v9 with the history readers of v9 asked for (:mod:`.polish_v10`).
+POLISHED: dict[str, tuple[str, Callable[[list[Episode], str], list[Episode]]]] = {
+    "v9": ("v8", polished), "v10": ("v9", polished_v10),
+}
 #: Versions whose earlier requests carry the final request's foil checks (:func:`carry_foils`).
 CARRIED_FOILS = frozenset({"v5", "v6", "v7", "v8"})
 #: Versions built and packaged under scorer 3.1, whose check of the notes a reference
@@ -357,7 +361,8 @@ def generate(
             f"unknown dataset version {version!r} (expected one of {sorted(VERSIONS)})"
         )
     if version in POLISHED:
-        return polished(generate(seed, counts, POLISHED[version], counterbalance=counterbalance), VERSIONS[version])
+        base, reword = POLISHED[version]
+        return reword(generate(seed, counts, base, counterbalance=counterbalance), VERSIONS[version])
     counts = dict(default_counts() if counts is None else counts)
     order = risks.risk_ids()
     unknown = [k for k in counts if k[0] not in order or k[1] not in TIERS]

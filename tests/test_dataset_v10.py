@@ -1,0 +1,219 @@
+"""Dataset v10 (issue 26): v9 with the history readers of v9 asked for
+(:mod:`~lm_eval_memrisk.generator.polish_v10`).
+
+* v10 is v9 but for: restatements replaced before anything used them left out, rules
+  not lifted in the sitting that set them, requests weeks (not days) after a deletion,
+  and the user's words; every decision, tool call and check is v9's (a check names the
+  same note, renumbered);
+* each change does what it is for, on every build;
+* every check of v7 and v8 holds on v10's builds, the template band and the learned
+  reader's goals included, and the learned reader passes no more than measured.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+
+import pytest
+import test_dataset_v7 as v7_checks
+import test_dataset_v8 as v8_checks
+
+from lm_eval_memrisk.episodes.codec import dumps_episode
+from lm_eval_memrisk.episodes.records import TURN_EVENTS, Episode
+from lm_eval_memrisk.generator import generate
+from lm_eval_memrisk.generator import polish as v9
+from lm_eval_memrisk.generator import polish_v10 as v10
+from lm_eval_memrisk.generator.risks.common import V7_LOOKUP_ASKS
+
+SEEDS = v7_checks.SEEDS
+#: The learned reader (trained on v10 seed 4242) on v10's builds, as measured: main 68 /
+#: 66 / 65 / 65 (shipped seed, seeds 1-3; v9: 68 / 63 / 61 / 66); the most of each risk on
+#: any build.
+LEARNED_MEASURED = 68
+LEARNED_RISK_MEASURED = {"R1": 13, "R2": 15, "R3": 14, "R4": 17, "R5": 16}
+
+
+@pytest.fixture(scope="module")
+def pairs() -> dict[str, list[tuple[Episode, Episode]]]:
+    """Per build: (v9 episode, v10 episode)."""
+    return {f"seed {seed}": list(zip(generate(seed, version="v9"), generate(seed, version="v10"), strict=True)) for seed in SEEDS}
+
+
+@pytest.fixture(scope="module")
+def datasets(pairs: dict[str, list[tuple[Episode, Episode]]]) -> dict[str, list[Episode]]:
+    return {name: [b for _, b in both] for name, both in pairs.items()}
+
+
+def _dropped(a: Episode, b: Episode) -> set[str]:
+    """The ids of ``a``'s notes (v9) whose value no note of ``b`` (v10) holds."""
+    kept = {e.item.value for e in b.events if e.item is not None}
+    return {e.item.id for e in a.events if e.item is not None and e.item.value not in kept}
+
+
+def _skeleton(ep: Episode, left_out: set[str] = frozenset()) -> list[tuple]:
+    """Every event but the conversation's turns and headers, each note named by its key
+    and value (v10 renumbers notes; a chat note's key may be renamed), the notes in
+    ``left_out`` and their events skipped, and what superseded one of them superseding the
+    note it superseded."""
+    items = {e.item.id: e.item for e in ep.events if e.item is not None}
+    before = {e.item.id: e.supersedes for e in ep.events if e.item is not None}
+
+    def name(item_id: str | None) -> tuple[str, str] | str | None:
+        while item_id in left_out:
+            item_id = before[item_id]
+        if item_id not in items:
+            return item_id
+        return (v10.RENAMED_KEYS.get(items[item_id].key, items[item_id].key), items[item_id].value)
+
+    out = []
+    for e in ep.events:
+        if e.type in TURN_EVENTS or e.type == "scope_switch" or (e.item is not None and e.item.id in left_out):
+            continue
+        item = e.item and dataclasses.replace(e.item, id="", key=name(e.item.id)[0], valid_from=0, valid_to=None)
+        rule = e.constraint and dataclasses.replace(e.constraint, text="")
+        checks = tuple(dataclasses.replace(c, item=name(c.item)) if c.item else c for c in e.checks)
+        target = name(e.target) if e.type == "memory_revoke" else e.target
+        out.append((e.type, item, name(e.supersedes), target, rule, checks, e.tool, e.arguments, e.result,
+                    e.terminal_tool, e.reference))  # fmt: skip
+    return out
+
+
+def test_v10_is_v9_but_for_history_and_words(pairs: dict[str, list[tuple[Episode, Episode]]]) -> None:
+    dropped = 0
+    for name, both in pairs.items():
+        for a, b in both:
+            assert (a.id, a.risk, a.tier, a.family, a.tools, a.metadata) == (b.id, b.risk, b.tier, b.family, b.tools, b.metadata)
+            assert b.version == "10.0"
+            gone = _dropped(a, b)
+            for item_id in gone:  # each a restatement that a later update replaced before any decision
+                i = next(k for k, e in enumerate(a.events) if e.item is not None and e.item.id == item_id)
+                assert v10._droppable(a.events, i), (name, a.id, item_id)
+            dropped += len(gone)
+            assert _skeleton(a, gone) == _skeleton(b), (name, a.id)
+            # the conversation: the same turns in order, but for those of a left-out note
+            left = {k - 1 for k, e in enumerate(a.events) if e.item is not None and e.item.id in gone}
+            left |= {k + 2 for k in left if k + 2 < len(a.events) and a.events[k + 2].type == "assistant_message"}
+            ta = [e for k, e in enumerate(a.events) if e.type in TURN_EVENTS and k not in left]
+            tb = [e for e in b.events if e.type in TURN_EVENTS]
+            assert [e.type for e in ta] == [e.type for e in tb], (name, a.id)
+    assert dropped >= 30, dropped
+
+
+def test_no_restatement_is_left_that_a_later_update_replaces_unused(datasets: dict[str, list[Episode]]) -> None:
+    from lm_eval_memrisk.episodes.records import TIER_TURNS
+
+    for name, episodes in datasets.items():
+        for ep in episodes:
+            turns = sum(e.type in ("user_message", "assistant_message") for e in ep.events)
+            for i in range(len(ep.events)):  # (one kept where leaving it out would go below the tier's turns)
+                assert not v10._droppable(ep.events, i) or turns - 3 < TIER_TURNS[ep.tier][0], (name, ep.id, ep.events[i].id)
+
+
+def _sessions(ep: Episode) -> list[tuple[int, dt.date]]:
+    return [(k, d) for k, e in enumerate(ep.events) if e.type == "scope_switch" and (d := v9.header_day(e.text or "")) is not None]
+
+
+def _session_of(ep: Episode, k: int) -> int:
+    return max(i for i, _ in _sessions(ep) if i < k)
+
+
+def test_rules_are_lifted_in_a_later_session_than_they_are_set(datasets: dict[str, list[Episode]]) -> None:
+    later = 0
+    for name, episodes in datasets.items():
+        for ep in episodes:
+            declared = {e.constraint.id: k for k, e in enumerate(ep.events) if e.type == "constraint_declare" and e.constraint}
+            for k, e in enumerate(ep.events):
+                if e.type != "constraint_lift" or e.target not in declared:
+                    continue
+                if _session_of(ep, k) != _session_of(ep, declared[e.target]):
+                    later += 1
+                    continue
+                head = _session_of(ep, k)  # left: the next session is close, or the session names a day
+                nxt = next((i for i, _ in _sessions(ep) if i > k), None)
+                days = dict(_sessions(ep))
+                close = nxt is not None and (days[nxt] - days[head]).days < 4
+                assert close or v10._says_a_day(ep.events[k : nxt or len(ep.events)]), (name, ep.id, e.text)
+    assert later >= 20, later
+
+
+def test_a_request_after_a_deletion_comes_two_weeks_or_more_later(datasets: dict[str, list[Episode]]) -> None:
+    weeks = 0
+    for name, episodes in datasets.items():
+        for ep in (e for e in episodes if e.family not in v9.DATE_FAMILIES):
+            days = dict(_sessions(ep))
+            for k, e in enumerate(ep.events):
+                decision = next((j for j in range(k + 1, len(ep.events)) if ep.events[j].type == "decision_point"), None)
+                if e.type != "memory_revoke" or decision is None or _session_of(ep, decision) == _session_of(ep, k):
+                    continue
+                at = _session_of(ep, decision)
+                gap = (days[at] - days[_session_of(ep, k)]).days
+                assert gap >= v10.AFTER_DELETION or v10._says_a_day(ep.events[at:]), (name, ep.id, e.text, gap)
+                weeks += 1
+    assert weeks >= 40, weeks
+
+
+def test_the_users_words_are_v10s(datasets: dict[str, list[Episode]]) -> None:
+    """An old value is kept on file for a reason and with its year; an announced change is
+    asked for and confirmed; a lookup is asked for by what it looks up; no "Same as X's"
+    or "X and I share this one"; nothing "cancelled" that cannot be; no dog's name that
+    is a dog."""
+    seen = dict.fromkeys(("backdated", "announced", "lookup", "shared", "retracted"), 0)
+    shared_forms = [re.compile(p) for p in (r"^Same as \S+'s — ", r"^\S+ and I share this one: ")]
+    for name, episodes in datasets.items():
+        for ep in episodes:
+            today = None
+            for k, e in enumerate(ep.events):
+                text = e.text or ""
+                if e.type == "scope_switch":
+                    today = v9.header_day(text) or today
+                    continue
+                assert "in case I need it" not in text and "two years" not in text, (name, ep.id, text)
+                assert not any(p.search(text) for p in v10.ANNOUNCED_SAID), (name, ep.id, text)
+                assert "dog's name" not in text and "board game is" not in text, (name, ep.id, text)
+                assert not any(p.match(text) for p in shared_forms), (name, ep.id, text)
+                if ep.family in v10.NOT_CANCELLED:
+                    assert "It's cancelled" not in text, (name, ep.id, text)
+                nxt = ep.events[k + 1] if k + 1 < len(ep.events) else None
+                if text in V7_LOOKUP_ASKS and nxt is not None and nxt.type == "tool_call":
+                    from lm_eval_memrisk.generator.families import FAMILIES
+
+                    assert FAMILIES[ep.family].noun not in str(nxt.arguments), (name, ep.id, text)
+                if m := re.search(r"until (\w+) (\d{4}) it was|It was .+ until (\w+) (\d{4})\.", text):
+                    year = int(m[2] or m[4])
+                    assert today is not None and year < today.year, (name, ep.id, text)
+                    seen["backdated"] += 1
+                seen["announced"] += "I'll tell you once that's confirmed" in text or "it isn't sorted yet" in text
+                seen["lookup"] += bool(re.match(r"(Could you check what the records have for|Can you pull up|Would you look up) my ", text))
+                seen["shared"] += bool(re.search(r"\band I (get our parcels|are on the same|always|work with|pay the same)", text))
+                seen["retracted"] += "I had it wrong" in text
+    assert min(seen.values()) >= 4, seen
+
+
+def test_the_packaged_v10_is_the_generators_build_at_the_shipped_seed() -> None:
+    from lm_eval_memrisk.episodes.loader import default_dataset_path
+    from lm_eval_memrisk.generator.seeding import DEFAULT_SEED
+
+    packaged = default_dataset_path("v10").read_text(encoding="utf-8")
+    assert packaged == "".join(dumps_episode(e) + "\n" for e in generate(DEFAULT_SEED, version="v10"))
+
+
+def test_v10_builds_are_deterministic() -> None:
+    assert [dumps_episode(e) for e in generate(2, version="v10")] == [dumps_episode(e) for e in generate(2, version="v10")]
+
+
+def test_learned_surface_reader_passes_no_more_than_measured(datasets: dict[str, list[Episode]]) -> None:
+    v8_checks.learned_at_most(datasets, LEARNED_MEASURED, LEARNED_RISK_MEASURED)
+
+
+@pytest.mark.parametrize("check", v8_checks.V7_CHECKS)
+def test_v7_check_holds_on_v10(check: str, datasets: dict[str, list[Episode]]) -> None:
+    getattr(v7_checks, check)(datasets)
+
+
+@pytest.mark.parametrize("check", [
+    "test_every_cell_of_the_team_table_occurs_and_is_right", "test_a_note_dropped_in_words_beside_the_team_note_says_it_is_the_users_own",
+])  # fmt: skip
+def test_v8_check_holds_on_v10(check: str, datasets: dict[str, list[Episode]]) -> None:
+    getattr(v8_checks, check)(datasets)
