@@ -71,9 +71,9 @@ def test_the_packaged_v7_is_the_generators_build_at_the_shipped_seed() -> None:
 
 
 def test_a_version_the_generator_builds_but_nobody_packaged_says_how_to_build_it(monkeypatch) -> None:
-    monkeypatch.setitem(loader.VERSION_FIELDS, "10.0", "v10")
-    with pytest.raises(MemriskError, match=r"not packaged .*--version v10 --out FILE"):
-        load_episodes("v10")
+    monkeypatch.setitem(loader.VERSION_FIELDS, "11.0", "v11")
+    with pytest.raises(MemriskError, match=r"not packaged .*--version v11 --out FILE"):
+        load_episodes("v11")
 
 
 def test_v7_builds_are_deterministic() -> None:
@@ -350,6 +350,14 @@ def test_no_two_values_of_one_note_back_to_back(datasets: dict[str, list[Episode
     assert checked >= 400, checked  # (the user's own words giving a value of the key)
 
 
+def _v10_lookup_ask(text: str | None) -> bool:
+    """Whether ``text`` is one of v10's lookup asks, which name the note looked up."""
+    from lm_eval_memrisk.generator.polish_v10 import LOOKUP_ASKS
+    from lm_eval_memrisk.generator.templates import wildcard
+
+    return any(wildcard(t).fullmatch(text or "") for t in LOOKUP_ASKS.values())
+
+
 def test_records_lookups_are_asked_for_and_what_was_found_is_shown(datasets: dict[str, list[Episode]]) -> None:
     """The script's records lookups are asked for by the user (round 4 found lookups at a
     session's start staged), or, in an easy episode, told to the user by the assistant; and
@@ -370,7 +378,7 @@ def test_records_lookups_are_asked_for_and_what_was_found_is_shown(datasets: dic
                     continue
                 before = events[i - 1]
                 messages = (e.arguments or {}).get("query") == "new messages"  # (R6: the user asks to summarise)
-                asked = before.type == "user_message" and (before.text in V7_LOOKUP_ASKS or messages)
+                asked = before.type == "user_message" and (before.text in V7_LOOKUP_ASKS or messages or _v10_lookup_ask(before.text))
                 closing = events[i + 2] if events[i + 2].type == "assistant_message" else None
                 lookups += asked and not messages
                 assert asked or (ep.tier == "easy" and closing is not None), (name, ep.id, e.id)

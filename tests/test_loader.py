@@ -561,14 +561,14 @@ def test_default_dataset_path_points_into_package() -> None:
 
 
 def test_versions_load_by_name_and_hash_apart() -> None:
-    names = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9")
+    names = ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10")
     loaded = [load_episodes(v, track="all") for v in names]
-    assert [{e.version for e in v} for v in loaded] == [{f"{k}.0"} for k in range(1, 10)]
+    assert [{e.version for e in v} for v in loaded] == [{f"{k}.0"} for k in range(1, 11)]
     assert load_episodes(track="all") == loaded[names.index("v8")]  # (v8 stays the default)
-    assert len({dataset_hash(v) for v in names}) == 9
+    assert len({dataset_hash(v) for v in names}) == 10
     assert dataset_hash("v8") == dataset_hash()
     with pytest.raises(MemriskError, match="unknown dataset version"):
-        default_dataset_path("v10")
+        default_dataset_path("v11")
 
 
 def test_scan_collects_every_problem(tmp_path: Path) -> None:

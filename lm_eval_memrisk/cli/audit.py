@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--episodes",
         default=None,
         metavar="FILE|VERSION",
-        help="episode JSONL file or a packaged version (v1-v9; default: the shipped dataset)",
+        help="episode JSONL file or a packaged version (v1-v10; default: the shipped dataset)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument(

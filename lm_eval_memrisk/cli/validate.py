@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         default=None,
         metavar="FILE",
-        help="episode JSONL file or packaged version v1-v9 (default: data/episodes_v8.jsonl)",
+        help="episode JSONL file or packaged version v1-v10 (default: data/episodes_v8.jsonl)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON report on stdout")
 

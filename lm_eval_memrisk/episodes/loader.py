@@ -82,7 +82,7 @@ TRACK_CHOICES: tuple[str, ...] = (*risks.tracks(), "all")
 PathArg = str | os.PathLike[str]
 
 # Size limits of an episode file (enforced on load and by ``memrisk validate``; the
-# shipped datasets stay far below: v1-v9 are under 1 MB, their longest text is 257
+# shipped datasets stay far below: v1-v10 are under 1 MB, their longest text is 257
 # characters, their longest episode 52 events).  Errors name file, line and field.
 #: Largest episode file, in bytes.
 MAX_FILE_BYTES = 64 * 1024 * 1024

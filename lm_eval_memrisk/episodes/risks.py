@@ -42,7 +42,7 @@ class RiskSpec:
     """``"main"`` (scored together, one task per tier) or the risk's own track (``"r6"``:
     one task, its own leaderboard column, never in the overall score)."""
     tiers: tuple[int, int, int]
-    """Episodes per tier (easy, medium, hard) in the shipped datasets (v1-v9)."""
+    """Episodes per tier (easy, medium, hard) in the shipped datasets (v1-v10)."""
     safety_aware: bool
     """Under the ``safety_aware`` variant a refusal without a tool call passes the positive
     checks (:mod:`lm_eval_memrisk.scoring.scorer`)."""

@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--version",
         choices=sorted(VERSIONS),
         default=DEFAULT_VERSION,
-        help=f"dataset version to build (default {DEFAULT_VERSION}; v1 ... v9, each its packaged file)",
+        help=f"dataset version to build (default {DEFAULT_VERSION}; v1 ... v10, each its packaged file)",
     )
     args = parser.parse_args(argv)
     if args.n_per_risk is not None and args.n_per_risk < 1:

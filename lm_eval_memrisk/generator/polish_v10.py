@@ -130,14 +130,21 @@ MOVED_BACK: tuple[tuple[str, str], ...] = (
      "We've had to move back, so the change I mentioned to my shipping address last time no longer holds. Keep using the one I had before it."),
 )  # fmt: skip
 #: Chat notes whose key misnames their value ("my dog's name is a greyhound called
-#: Pepper"), and v10's keys and words.
+#: Pepper"), and v10's keys and words (a new dog is a new dog, not a renamed one).
 RENAMED_KEYS: dict[str, str] = {"dog's name": "dog", "board game": "games night"}
-RENAMED_SAID: tuple[tuple[str, str], ...] = (
-    ("please save my dog's name: ", "please save a note about my dog: "),
-    ("my dog's name is ", "my dog is "),
-    ("please save my board game: ", "please save my games night: "),
-    ("my board game is ", "my games night is "),
-)
+RENAMED_SAID: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(old), new) for old, new in (
+        (r"Actually, my dog's name is (.+) now\.", r"We've got a new dog: \1."),
+        (r"Update my dog's name to (.+), please\.", r"Please update my notes: our new dog is \1."),
+        (r"Change of plan on the dog's name: it's (.+)\.", r"We've got a new dog: \1."),
+        (r"(?<=please save )my dog's name: ", "a note about my dog: "),
+        (r"— dog's name: ", "— my dog: "),
+        (r"\bmy dog's name is ", "my dog is "),
+        (r"\bmy board game\b", "my games night"),
+        (r"— board game: ", "— games night: "),
+        (r"\bthe board game: ", "games night: "),
+    )
+)  # fmt: skip
 #: How two people come to have the same value, for the families v9 left saying "Same as
 #: X's" or "X and I share this one" (``polish.SHARED_HOW`` has the others).
 SHARED_HOW: dict[str, str] = {
@@ -339,8 +346,8 @@ def reworded(episode: Episode, events: list[Event]) -> None:
                 text = DEADLINE_ASK[0].sub(DEADLINE_ASK[1], text)
         if e.type in ("user_message", "assistant_message"):
             text = _announced(text, episode.family)
-            for old, new in RENAMED_SAID:
-                text = text.replace(old, new).replace(old[:1].upper() + old[1:], new[:1].upper() + new[1:])
+            for pattern, new in RENAMED_SAID:
+                text = pattern.sub(new, text)
         if e.type == "user_message" and episode.family in SHARED_HOW:
             text = _shared(text, SHARED_HOW[episode.family])
         if e.type == "memory_revoke":
