@@ -27,6 +27,8 @@ import re
 from collections.abc import Sequence
 
 from lm_eval_memrisk.episodes.records import TIER_TURNS, Episode, Event
+from lm_eval_memrisk.generator.distractors import EXTRA_GREETINGS
+from lm_eval_memrisk.generator.distractors import GREETINGS as FIRST_GREETINGS
 from lm_eval_memrisk.generator.families import FAMILIES
 from lm_eval_memrisk.generator.polish import (
     DATE_FAMILIES,
@@ -160,6 +162,26 @@ SHARED_HOW: dict[str, str] = {
 NOT_CANCELLED = frozenset({"seat_preference", "pickup_point", "shipping_address", "meeting_slot", "usual_order",
                            "preferred_airline", "deadline", "medication"})  # fmt: skip
 CANCELLED = ("? It's cancelled — please remove it", "? I don't want it any more — please remove it")
+#: v9's retraction of "the change I mentioned … last time", which reads two ways where that
+#: session held two changes: the latest change.
+LATEST_CHANGE = (re.compile(r"^The change I mentioned to (?P<whose>\w+) (?P<noun>.+?) last time was a mistake\."),
+                 r"The latest change to \g<whose> \g<noun> was a mistake.")  # fmt: skip
+#: v7's "Since last month my deadline is V" names no deadline and dates a date: the
+#: deadline's task, and since when it holds.
+SINCE_DEADLINE = re.compile(r"^Since last month my deadline is (?P<value>.+)\.$")
+V10_SINCE_DEADLINES: tuple[str, ...] = ("Since last month, the deadline to {{ task }} has been {{ value }}.",)
+#: A lead-in run into the request whose next word v9 left capitalised ("Sorry to bother
+#: you — For the staging test run …").
+LEAD_IN_CAPITAL = re.compile(
+    r"^(?P<lead>(?:Hi|Right|Sorry to bother you|Quick one|Before I head out|When you get a second|One more thing"
+    r"|Okay, next thing|New task)(?::| —) )(?P<word>Time|The|For|This)\b"
+)
+GREETINGS = frozenset((*FIRST_GREETINGS, *EXTRA_GREETINGS))
+#: Lead-ins that carry on a conversation, odd as a session's first words ("Okay, next
+#: thing: time for a repeat prescription" opening a session).
+MIDWAY = re.compile(r"^(?:Okay, next thing|One more thing|Right)(?::| —) (?P<first>\S)")
+#: A greeting's own lead-in on the user's next message ("Good morning!" then "Hi — …").
+SECOND_GREETING = re.compile(r"^(?:Hi|Hello|Hey)(?: —|:|,) (?P<first>\S)")
 #: A deadline family's request "for the deadline" is "by the deadline".
 DEADLINE_ASK = (re.compile(r"^(?P<head>.*Set a reminder to .+?) for the deadline\.$"), r"\g<head> by the deadline.")
 
@@ -224,8 +246,23 @@ def thinned_chains(episode: Episode, events: list[Event]) -> list[Event]:
             i += 1
             continue
         out = [dataclasses.replace(e, supersedes=x.supersedes) if e.supersedes == x.item.id else e for e in kept]  # type: ignore[union-attr]
+        out = _without_lone_greeting(out, max(i - 2, 0), fewest)
         i -= 1
     return out
+
+
+def _without_lone_greeting(events: list[Event], at: int, fewest: int) -> list[Event]:
+    """``events`` without the greeting that is all the user says in the session holding
+    index ``at`` (what was left of a session whose restatement went), not below the
+    tier's ``fewest`` turns."""
+    head = max((k for k in range(min(at, len(events) - 1) + 1) if events[k].type == "scope_switch"), default=None)
+    if head is None:
+        return events
+    end = next((k for k in range(head + 1, len(events)) if events[k].type == "scope_switch"), len(events))
+    turns = [k for k in range(head + 1, end) if events[k].type in ("user_message", "assistant_message", "decision_point", "tool_call")]
+    if len(turns) != 1 or events[turns[0]].text not in GREETINGS or _turns(events) - 1 < fewest:
+        return events
+    return events[: turns[0]] + events[turns[0] + 1 :]
 
 
 def _sessions(events: Sequence[Event]) -> list[int]:
@@ -339,6 +376,14 @@ def reworded(episode: Episode, events: list[Event]) -> None:
             continue
         if e.type == "user_message":
             text = _backdated(text, episode.family, today)
+            text = LEAD_IN_CAPITAL.sub(lambda m: m["lead"] + m["word"].lower(), text)
+            if (m := SINCE_DEADLINE.match(text)) and (task := _task(events)):
+                text = render(V10_SINCE_DEADLINES[0], task=task, value=m["value"])
+            before = next((x for x in reversed(events[:i]) if x.type in ("user_message", "assistant_message", "scope_switch")), None)
+            if before is not None and before.type == "user_message" and before.text in GREETINGS and (m := SECOND_GREETING.match(text)):
+                text = m["first"].upper() + text[m.end() :]
+            if (before is None or before.type == "scope_switch") and (m := MIDWAY.match(text)):
+                text = m["first"].upper() + text[m.end() :]
             nxt = events[i + 1] if i + 1 < len(events) else None
             if text in LOOKUP_ASKS and nxt is not None and nxt.type == "tool_call" and noun in str((nxt.arguments or {}).get("query", "")):
                 text = render(LOOKUP_ASKS[text], noun=noun)
@@ -352,6 +397,8 @@ def reworded(episode: Episode, events: list[Event]) -> None:
             text = _shared(text, SHARED_HOW[episode.family])
         if e.type == "memory_revoke":
             text = RETRACTED[0].sub(RETRACTED[1], text)
+            if e.target not in moved:
+                text = LATEST_CHANGE[0].sub(LATEST_CHANGE[1], text)
             if episode.family in NOT_CANCELLED:
                 text = text.replace(*CANCELLED)
             if e.target in moved:
@@ -361,6 +408,15 @@ def reworded(episode: Episode, events: list[Event]) -> None:
     for i, e in enumerate(events):
         if e.item is not None and e.item.key in RENAMED_KEYS:
             events[i] = dataclasses.replace(e, item=dataclasses.replace(e.item, key=RENAMED_KEYS[e.item.key]))
+
+
+def _task(events: Sequence[Event]) -> str | None:
+    """The task a deadline's first request names (its reminder's ``task``)."""
+    for e in events:
+        task = ((e.reference or {}).get("arguments") or {}).get("task") if e.type == "decision_point" else None
+        if isinstance(task, str):
+            return task
+    return None
 
 
 def _items_renumbered(events: list[Event]) -> list[Event]:
