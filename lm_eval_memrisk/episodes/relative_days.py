@@ -19,7 +19,7 @@ import re
 from lm_eval_memrisk.episodes.normalize import MONTHS, WEEKDAYS
 from lm_eval_memrisk.episodes.records import Episode, Event
 
-__all__ = ["accepted_days", "is_relative_day", "says_day", "session_day"]
+__all__ = ["accepted_days", "header_date", "is_relative_day", "says_day", "session_day"]
 
 #: Full weekday names, Monday first (``WEEKDAYS`` maps every spelling to its index here).
 _DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -91,17 +91,26 @@ def is_relative_day(phrase: str) -> bool:
     return not any(ch.isdigit() for ch in phrase) and accepted_days(phrase, dt.date(2026, 1, 1)) is not None
 
 
+def header_date(text: str) -> dt.date | None:
+    """The day a session header names ("Session 6 — Monday 26 October 2026 — ..."); None
+    where it names none, or one that is no calendar day (the generator reads its headers
+    with it too)."""
+    if m := _HEADER_DAY.search(text):
+        try:
+            return dt.date(int(m[3]), MONTHS[m[2].casefold()], int(m[1]))
+        except (KeyError, ValueError):
+            return None
+    return None
+
+
 def session_day(episode: Episode, dp: Event) -> dt.date | None:
     """The day of the session ``dp`` is in: the date its last session header names."""
     day = None
     for e in episode.events:
         if e.id == dp.id:
             return day
-        if e.type == "scope_switch" and (m := _HEADER_DAY.search(e.text or "")):
-            try:
-                day = dt.date(int(m[3]), MONTHS[m[2].casefold()], int(m[1]))
-            except (KeyError, ValueError):
-                day = None
+        if e.type == "scope_switch" and _HEADER_DAY.search(e.text or ""):
+            day = header_date(e.text or "")
     return day
 
 
