@@ -1,5 +1,5 @@
 """Dataset v10 (issue 26): v9 with the history readers of v9 asked for
-(:mod:`~lm_eval_memrisk.generator.polish_v10`).
+(:mod:`~lm_eval_memrisk.generator.polish.v10`).
 
 * v10 is v9 but for: restatements replaced before anything used them left out, rules
   not lifted in the sitting that set them, requests weeks (not days) after a deletion,
@@ -24,7 +24,7 @@ from lm_eval_memrisk.episodes.codec import dumps_episode
 from lm_eval_memrisk.episodes.records import TURN_EVENTS, Episode
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator import polish as v9
-from lm_eval_memrisk.generator import polish_v10 as v10
+from lm_eval_memrisk.generator.polish import v10
 from lm_eval_memrisk.generator.risks.common import V7_LOOKUP_ASKS
 
 SEEDS = v7_checks.SEEDS

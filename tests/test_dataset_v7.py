@@ -352,7 +352,7 @@ def test_no_two_values_of_one_note_back_to_back(datasets: dict[str, list[Episode
 
 def _v10_lookup_ask(text: str | None) -> bool:
     """Whether ``text`` is one of v10's lookup asks, which name the note looked up."""
-    from lm_eval_memrisk.generator.polish_v10 import LOOKUP_ASKS
+    from lm_eval_memrisk.generator.polish.v10 import LOOKUP_ASKS
     from lm_eval_memrisk.generator.templates import wildcard
 
     return any(wildcard(t).fullmatch(text or "") for t in LOOKUP_ASKS.values())

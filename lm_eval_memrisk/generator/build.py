@@ -36,7 +36,7 @@ from lm_eval_memrisk.generator.finish import finish
 from lm_eval_memrisk.generator.people import Cast
 from lm_eval_memrisk.generator.plan import compile_plan
 from lm_eval_memrisk.generator.polish import polished
-from lm_eval_memrisk.generator.polish_v10 import polished as polished_v10
+from lm_eval_memrisk.generator.polish.v10 import polished as polished_v10
 from lm_eval_memrisk.generator.risks import (
     BUILDERS,
     R2_SCOPE_FAMILIES,
@@ -75,7 +75,7 @@ DRAFT_BUILDERS: dict[str, Mapping[str, Callable[[Ctx], Draft]]] = {
 REBUILT: dict[str, tuple[str, tuple[frozenset[str], ...]]] = {"v8": ("v7", (frozenset({"R3"}), frozenset({"R2"})))}
 #: Versions that are an earlier version's episodes reworded, version -> (base, rewording):
 #: v9 is v8 in the words blind readers of the whole of v8 asked for (:mod:`.polish`), v10
-#: is v9 with the history readers of v9 asked for (:mod:`.polish_v10`).
+#: is v9 with the history readers of v9 asked for (:mod:`.polish.v10`).
 POLISHED: dict[str, tuple[str, Callable[[list[Episode], str], list[Episode]]]] = {
     "v9": ("v8", polished), "v10": ("v9", polished_v10),
 }

@@ -28,7 +28,7 @@ TEMPLATE_MODULES: tuple[str, ...] = (
     "families.base", "families.everyday", "families.accounts", "families.policy",
     "risks.common", "risks.r1_stale", "risks.r2_conflict", "risks.r3_leak", "risks.r4_revoked",
     "risks.r5_constraint", "risks.r5_rules", "risks.r6_summary", "risks.v2", "risks.v3", "risks.v6", "risks.v7", "risks.v8", "risks.v8_r2",
-    "fillers", "distractors", "pools", "polish", "polish_v10",
+    "fillers", "distractors", "pools", "polish", "polish.v10",
 )  # fmt: skip
 #: The :class:`Family` fields that hold templates.
 FAMILY_FIELDS: tuple[str, ...] = ("states", "updates", "revokes", "asks", "questions")

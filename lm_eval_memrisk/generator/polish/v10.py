@@ -32,13 +32,13 @@ from lm_eval_memrisk.generator.distractors import GREETINGS as FIRST_GREETINGS
 from lm_eval_memrisk.generator.families import FAMILIES
 from lm_eval_memrisk.generator.polish import (
     DATE_FAMILIES,
-    _date_argument,
-    _renumbered,
-    _shared,
     header_day,
     with_day,
     without_empty_sessions,
 )
+from lm_eval_memrisk.generator.polish.requests import _date_argument
+from lm_eval_memrisk.generator.polish.turns import _renumbered
+from lm_eval_memrisk.generator.polish.words import _shared
 from lm_eval_memrisk.generator.risks.common import V7_LOOKUP_ASKS
 from lm_eval_memrisk.generator.templating import render
 
