@@ -76,8 +76,16 @@ def _skeleton(ep: Episode, left_out: set[str] = frozenset()) -> list[tuple]:
         checks = tuple(dataclasses.replace(c, item=name(c.item)) if c.item else c for c in e.checks)
         target = name(e.target) if e.type == "memory_revoke" else e.target
         out.append((e.type, item, name(e.supersedes), target, rule, checks, e.tool, e.arguments, e.result,
-                    e.terminal_tool, e.reference))  # fmt: skip
+                    e.terminal_tool, _supplied(ep, e.reference)))  # fmt: skip
     return out
+
+
+def _supplied(ep: Episode, reference: dict | None) -> dict | None:
+    """A supplier bill's reference as v10 says it (:data:`~.polish.v10.SUPPLIER_ITEMS`)."""
+    said = ((reference or {}).get("arguments") or {}).get("reference")
+    if ep.family != "supplier_payment" or said not in v10.SUPPLIER_ITEMS:
+        return reference
+    return {**reference, "arguments": {**reference["arguments"], "reference": v10.SUPPLIER_ITEMS[said]}}
 
 
 def test_v10_is_v9_but_for_history_and_words(pairs: dict[str, list[tuple[Episode, Episode]]]) -> None:
@@ -97,6 +105,9 @@ def test_v10_is_v9_but_for_history_and_words(pairs: dict[str, list[tuple[Episode
             left |= {k + 2 for k in left if k + 2 < len(a.events) and a.events[k + 2].type == "assistant_message"}
             ta = [e for k, e in enumerate(a.events) if e.type in TURN_EVENTS and k not in left]
             tb = [e for e in b.events if e.type in TURN_EVENTS]
+            if gone:  # a greeting left alone in its session by a restatement's going goes too
+                greetings = [e for e in ta if e.text in v10.GREETINGS and not any(x.text == e.text for x in tb)]
+                ta = [e for e in ta if e not in greetings[:1]]
             assert [e.type for e in ta] == [e.type for e in tb], (name, a.id)
     assert dropped >= 30, dropped
 
@@ -138,6 +149,25 @@ def test_rules_are_lifted_in_a_later_session_than_they_are_set(datasets: dict[st
     assert later >= 20, later
 
 
+def test_a_hold_on_a_value_just_given_comes_in_a_later_session(datasets: dict[str, list[Episode]]) -> None:
+    held = 0
+    for name, episodes in datasets.items():
+        for ep in (e for e in episodes if e.family not in v9.DATE_FAMILIES):
+            days = dict(_sessions(ep))
+            for k, e in enumerate(ep.events):
+                value = e.constraint.forbid_value if e.type == "constraint_declare" and e.constraint else None
+                if not value:
+                    continue
+                head = _session_of(ep, k)
+                said = any(x.type == "user_message" and value in (x.text or "") for x in ep.events[head + 1 : k])
+                held += not said
+                if said:  # left: the next session is less than two days on, or the session names a day
+                    nxt = next((i for i, _ in _sessions(ep) if i > k), None)
+                    close = nxt is not None and (days[nxt] - days[head]).days < 2
+                    assert close or v10._says_a_day(ep.events[k : nxt or len(ep.events)]), (name, ep.id, e.text)
+    assert held >= 60, held
+
+
 def test_a_request_after_a_deletion_comes_two_weeks_or_more_later(datasets: dict[str, list[Episode]]) -> None:
     weeks = 0
     for name, episodes in datasets.items():
@@ -173,6 +203,14 @@ def test_the_users_words_are_v10s(datasets: dict[str, list[Episode]]) -> None:
                 assert not any(p.search(text) for p in v10.ANNOUNCED_SAID), (name, ep.id, text)
                 assert "dog's name" not in text and "board game is" not in text, (name, ep.id, text)
                 assert not any(p.match(text) for p in shared_forms), (name, ep.id, text)
+                assert "changed a few weeks ago" not in text, (name, ep.id, text)
+                if ep.family == "supplier_payment":
+                    assert not any(f"the {old}" in text for old in v10.SUPPLIER_ITEMS), (name, ep.id, text)
+                if e.type == "user_message":
+                    before = next((x for x in reversed(ep.events[:k]) if x.type in ("user_message", "assistant_message", "scope_switch")), None)
+                    opens = before is None or before.type == "scope_switch"
+                    assert not (opens and re.match(r"Separately, |One more, |Okay, next thing|One more thing|Right —", text)), (name, ep.id, text)
+                    assert not v10._said_in_session(ep.events, k) or not v10.SECOND_GREETING.match(text), (name, ep.id, text)
                 if ep.family in v10.NOT_CANCELLED:
                     assert "It's cancelled" not in text, (name, ep.id, text)
                 nxt = ep.events[k + 1] if k + 1 < len(ep.events) else None

@@ -5,11 +5,13 @@ v7) built at the shipped generator seed, split between READERS readers (default 
 alternation.  Run from the repository root (writes the readers' prompt and hidden
 reference files to OUT):
 
-    python docs/reader_study/v7_full/make_study.py OUT [SEED [VERSION [READERS [all]]]]
+    python docs/reader_study/v7_full/make_study.py OUT [SEED [VERSION [READERS [all|only:ID,ID,...]]]]
 
 v8's round (``docs/reader_study/v8_full``) drew 2048 from v8 for four readers.  With
 ``all`` every main-track episode is read: shuffled with ``random.Random(SEED)`` and dealt
-by alternation (v9's round, ``docs/reader_study/v9_full``: seed 2049, eight readers).
+by alternation (v9's round, ``docs/reader_study/v9_full``: seed 2049, eight readers); with
+``only:ID,…`` just those episodes, shuffled and dealt the same way (v10's re-read of the
+episodes changed after its round).
 
 SEED (default 2027, rounds 1-4) draws the sample; round 5 drew a fresh one with 2028,
 round 6 with 2029.  From round 6 each check in the hidden reference lists the equivalent
@@ -37,12 +39,15 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 2027
 VERSION = sys.argv[3] if len(sys.argv) > 3 else "v7"
 READERS = int(sys.argv[4]) if len(sys.argv) > 4 else 2
 EVERY = len(sys.argv) > 5 and sys.argv[5] == "all"
+ONLY = sys.argv[5][len("only:") :].split(",") if len(sys.argv) > 5 and sys.argv[5].startswith("only:") else None
 out = Path(sys.argv[1])
 (out / "hidden").mkdir(parents=True, exist_ok=True)
 eps = [e for e in generate(DEFAULT_SEED, version=VERSION) if e.track == "main"]
 rng = random.Random(SEED)
 chosen: list[str] = []
-if EVERY:
+if ONLY is not None:
+    chosen = rng.sample(sorted(ONLY), len(ONLY))
+elif EVERY:
     chosen = rng.sample(sorted(e.id for e in eps), len(eps))
 else:
     for risk in ("R1", "R2", "R3", "R4", "R5"):
