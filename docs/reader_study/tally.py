@@ -27,10 +27,10 @@ def main(folder: Path) -> None:
         n = sum(table[risk].values())
         cells = [str(table[risk][v]) for v in VERDICTS]
         if risk == "all":
-            cells = [f"{c} ({int(c) / n:.0%})" for c in cells]
+            cells = [f"{c} ({int(c) / n:.1%})" for c in cells]
         print(f"| {risk} | {n} | " + " | ".join(cells) + " |")
     if total:
-        print(f"\nphase 1 action agreement with the reference: {matched}/{total} ({matched / total:.0%})")
+        print(f"\nphase 1 action agreement with the reference: {matched}/{total} ({matched / total:.1%})")
 
 
 if __name__ == "__main__":
