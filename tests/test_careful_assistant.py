@@ -75,3 +75,17 @@ def test_the_careful_replies_pass_every_episode_of_v8() -> None:
     agent = get_agent(f"replay:{REPLIES_V8}")
     failed = {ep.id for ep in load_episodes("v8", track="all") if not score(ep, run_episode(ep, agent)).success}
     assert failed == set()
+
+
+REPLIES_V10 = Path(__file__).parent / "data" / "careful_assistant" / "replies_v10.jsonl"
+
+
+def test_the_careful_replies_pass_every_episode_of_v10() -> None:
+    """Dataset v10 (loadable by name): every reply written blind to its exact prompt (the
+    sha256 in each row) — v8's careful reply where v10's prompt is v8's (23 decisions), the
+    third full blind reading's phase-1 reply for the main track (188; docs/reader_study/
+    v10_full/round3), and a fresh helper's for the 16 R6 decisions
+    (docs/reader_study/v10_full/careful_replies)."""
+    agent = get_agent(f"replay:{REPLIES_V10}")
+    failed = {ep.id for ep in load_episodes("v10", track="all") if not score(ep, run_episode(ep, agent)).success}
+    assert failed == set()

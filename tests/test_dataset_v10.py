@@ -28,11 +28,11 @@ from lm_eval_memrisk.generator.polish import v10
 from lm_eval_memrisk.generator.risks.common import V7_LOOKUP_ASKS
 
 SEEDS = v7_checks.SEEDS
-#: The learned reader (``learned_audit``) on v10's builds, as measured: main 67 / 68 / 64 /
-#: 66 (shipped seed, seeds 1-3), the most of each risk on any build (issue 26's goals: 72
-#: of main, 18 of a risk).
+#: The learned reader (``learned_audit``) on v10's builds, as measured: main 68 / 68 / 62 /
+#: 67 (shipped seed, seeds 1-3; v9: 68 / 63 / 61 / 66), the most of each risk on any build
+#: (issue 26's goals: 72 of main, 18 of a risk).
 LEARNED_MEASURED = 68
-LEARNED_RISK_MEASURED = {"R1": 14, "R2": 15, "R3": 15, "R4": 17, "R5": 16}
+LEARNED_RISK_MEASURED = {"R1": 15, "R2": 14, "R3": 14, "R4": 17, "R5": 15}
 
 
 @pytest.fixture(scope="module")
