@@ -1,19 +1,26 @@
 """Dataset v10: v9 with the history a user would have, not a puzzle's.
 
 Six rounds of blind readers of v9 (docs/reader_study/v9_full) agreed with every
-reference action but still flagged structure that wording alone did not fix.  v10 keeps
-every decision, tool call and check of v9 and changes the history around them:
+reference action but still flagged structure that wording alone did not fix; v10's own
+rounds (docs/reader_study/v10_full) found the rest.  v10 keeps every decision, tool call
+and check of v9 (a supplier bill's reference follows its reworded request) and changes
+the history around them:
 
 * :func:`thinned_chains`: a value restated and replaced again before anything used it
   is left out (readers: "four door codes in six weeks", "six work addresses");
-* :func:`lifts_in_a_later_session`: a rule lifted in the sitting that set it is lifted a
-  few days later ("no orders this week … you can resume orders now");
+* :func:`lifts_in_a_later_session`, :func:`holds_in_a_later_session`: a rule lifted in
+  the sitting that set it, and a hold on a value just given, come a few days later ("no
+  orders this week … you can resume orders now");
 * :func:`deletions_given_time`: a request right after a deletion comes weeks later, not
   days ("why delete it and ask for it two days later?");
+* :func:`supplier_items`: a supplier bills for what suppliers sell (the request's
+  reference follows);
 * :func:`reworded`: an old value kept on file for a stated purpose, with its year; an
   announced change said as something asked for and confirmed; a records lookup asked
   for by what it looks up; a retraction that owns the mistake; a move undone as moving
-  back; a pet's note that says what it is.
+  back; how two people come to share a value; "the team's", not "our", in R3's
+  requests; no lead-in or greeting where it reads as a seam; a pet's note that says
+  what it is.
 
 Nothing is drawn at random: the same v9 build gives the same bytes.  Templates that
 carry a value are module tuples (``V10_…``), so the audit's template table tags them.
