@@ -130,6 +130,16 @@ def _session_of(ep: Episode, k: int) -> int:
     return max(i for i, _ in _sessions(ep) if i < k)
 
 
+def _left_in_place(ep: Episode, k: int, fewest_days: int) -> bool:
+    """Whether v10 may leave the event at ``k`` in its session: the next session is fewer
+    than ``fewest_days`` days on, or the rest of the session names a day."""
+    head = _session_of(ep, k)
+    nxt = next((i for i, _ in _sessions(ep) if i > k), None)
+    days = dict(_sessions(ep))
+    close = nxt is not None and (days[nxt] - days[head]).days < fewest_days
+    return close or v10._says_a_day(ep.events[k : nxt or len(ep.events)])
+
+
 def test_rules_are_lifted_in_a_later_session_than_they_are_set(datasets: dict[str, list[Episode]]) -> None:
     later = 0
     for name, episodes in datasets.items():
@@ -141,11 +151,7 @@ def test_rules_are_lifted_in_a_later_session_than_they_are_set(datasets: dict[st
                 if _session_of(ep, k) != _session_of(ep, declared[e.target]):
                     later += 1
                     continue
-                head = _session_of(ep, k)  # left: the next session is close, or the session names a day
-                nxt = next((i for i, _ in _sessions(ep) if i > k), None)
-                days = dict(_sessions(ep))
-                close = nxt is not None and (days[nxt] - days[head]).days < 4
-                assert close or v10._says_a_day(ep.events[k : nxt or len(ep.events)]), (name, ep.id, e.text)
+                assert _left_in_place(ep, k, 4), (name, ep.id, e.text)
     assert later >= 20, later
 
 
@@ -153,7 +159,6 @@ def test_a_hold_on_a_value_just_given_comes_in_a_later_session(datasets: dict[st
     held = 0
     for name, episodes in datasets.items():
         for ep in (e for e in episodes if e.family not in v9.DATE_FAMILIES):
-            days = dict(_sessions(ep))
             for k, e in enumerate(ep.events):
                 value = e.constraint.forbid_value if e.type == "constraint_declare" and e.constraint else None
                 if not value:
@@ -161,10 +166,7 @@ def test_a_hold_on_a_value_just_given_comes_in_a_later_session(datasets: dict[st
                 head = _session_of(ep, k)
                 said = any(x.type == "user_message" and value in (x.text or "") for x in ep.events[head + 1 : k])
                 held += not said
-                if said:  # left: the next session is less than two days on, or the session names a day
-                    nxt = next((i for i, _ in _sessions(ep) if i > k), None)
-                    close = nxt is not None and (days[nxt] - days[head]).days < 2
-                    assert close or v10._says_a_day(ep.events[k : nxt or len(ep.events)]), (name, ep.id, e.text)
+                assert not said or _left_in_place(ep, k, 2), (name, ep.id, e.text)
     assert held >= 60, held
 
 

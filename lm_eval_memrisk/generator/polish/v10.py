@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from lm_eval_memrisk.episodes.records import TIER_TURNS, Episode, Event
 from lm_eval_memrisk.generator.distractors import EXTRA_GREETINGS
@@ -305,16 +305,16 @@ def _says_a_day(events: Sequence[Event]) -> bool:
                for e in events)  # fmt: skip
 
 
-def lifts_in_a_later_session(episode: Episode, events: list[Event]) -> list[Event]:
-    """A rule lifted in the session that set it is lifted in a session of its own, halfway
-    to the next one (at least two days on), the same person signed in."""
+def _in_sessions_of_their_own(events: list[Event], moves: Callable[[Sequence[Event], int, int], bool], fewest_days: int) -> list[Event]:
+    """``events`` with a session header (the same person signed in, halfway to the next
+    session) inserted before each event at ``k`` that ``moves(events, k, head)`` picks,
+    ``head`` the index of its session's header; not where the halfway day would be under
+    ``fewest_days // 2`` days on or the rest of the session names a day."""
     out = list(events)
-    declared = {e.constraint.id: k for k, e in enumerate(out) if e.type == "constraint_declare" and e.constraint is not None}
     k = 0
     while k < len(out):
-        e = out[k]
         heads = [h for h in _sessions(out) if h < k]
-        if e.type != "constraint_lift" or e.target not in declared or not heads or declared[e.target] < heads[-1]:
+        if not heads or not moves(out, k, heads[-1]):
             k += 1
             continue
         head = heads[-1]
@@ -322,14 +322,35 @@ def lifts_in_a_later_session(episode: Episode, events: list[Event]) -> list[Even
         today = header_day(out[head].text or "")
         later = header_day(out[nxt].text or "") if nxt is not None else None
         gap = 6 if later is None or today is None else (later - today).days
-        if today is None or gap < 4 or _says_a_day(out[k : nxt if nxt is not None else len(out)]):
+        if today is None or gap < fewest_days or _says_a_day(out[k : nxt if nxt is not None else len(out)]):
             k += 1
             continue
-        header = dataclasses.replace(out[head], id="", time=-1, text=with_day(out[head].text or "", today + dt.timedelta(days=gap // 2)))
-        out.insert(k, header)
-        declared = {c: (j + 1 if j >= k else j) for c, j in declared.items()}
+        out.insert(k, dataclasses.replace(out[head], id="", time=-1, text=with_day(out[head].text or "", today + dt.timedelta(days=gap // 2))))
         k += 2
     return out
+
+
+def _lifted_where_set(events: Sequence[Event], k: int, head: int) -> bool:
+    """Whether ``events[k]`` lifts a rule declared in its own session (from ``head`` on)."""
+    e = events[k]
+    if e.type != "constraint_lift":
+        return False
+    declared = next((j for j, x in enumerate(events) if x.type == "constraint_declare" and x.constraint is not None
+                     and x.constraint.id == e.target), None)  # fmt: skip
+    return declared is not None and declared >= head
+
+
+def _held_when_given(events: Sequence[Event], k: int, head: int) -> bool:
+    """Whether ``events[k]`` holds a value the user gave earlier in its session."""
+    e = events[k]
+    value = e.constraint.forbid_value if e.type == "constraint_declare" and e.constraint is not None else None
+    return value is not None and value != "" and any(x.type == "user_message" and value in (x.text or "") for x in events[head + 1 : k])
+
+
+def lifts_in_a_later_session(episode: Episode, events: list[Event]) -> list[Event]:
+    """A rule lifted in the session that set it is lifted in a session of its own, halfway
+    to the next one (at least two days on), the same person signed in."""
+    return _in_sessions_of_their_own(events, _lifted_where_set, 4)
 
 
 def deletions_given_time(episode: Episode, events: list[Event]) -> None:
@@ -480,26 +501,7 @@ def holds_in_a_later_session(episode: Episode, events: list[Event]) -> list[Even
     a puzzle.  Not where a value is a date or the rest of the session names a day."""
     if episode.family in DATE_FAMILIES:
         return events
-    out = list(events)
-    k = 0
-    while k < len(out):
-        e = out[k]
-        heads = [h for h in _sessions(out) if h < k]
-        value = e.constraint.forbid_value if e.type == "constraint_declare" and e.constraint is not None else None
-        if not value or not heads or not any(x.type == "user_message" and value in (x.text or "") for x in out[heads[-1] + 1 : k]):
-            k += 1
-            continue
-        head = heads[-1]
-        nxt = next((h for h in _sessions(out) if h > k), None)
-        today = header_day(out[head].text or "")
-        later = header_day(out[nxt].text or "") if nxt is not None else None
-        gap = 6 if later is None or today is None else (later - today).days
-        if today is None or gap < 2 or _says_a_day(out[k : nxt if nxt is not None else len(out)]):
-            k += 1
-            continue
-        out.insert(k, dataclasses.replace(out[head], id="", time=-1, text=with_day(out[head].text or "", today + dt.timedelta(days=gap // 2))))
-        k += 2
-    return out
+    return _in_sessions_of_their_own(events, _held_when_given, 2)
 
 
 def _task(events: Sequence[Event]) -> str | None:
