@@ -19,6 +19,7 @@ import re
 import pytest
 import test_dataset_v7 as v7_checks
 import test_dataset_v8 as v8_checks
+import test_dataset_v9 as v9_checks
 
 from lm_eval_memrisk.episodes.codec import dumps_episode
 from lm_eval_memrisk.episodes.records import TURN_EVENTS, Episode
@@ -38,12 +39,12 @@ LEARNED_RISK_MEASURED = {"R1": 15, "R2": 14, "R3": 14, "R4": 17, "R5": 15}
 @pytest.fixture(scope="module")
 def pairs() -> dict[str, list[tuple[Episode, Episode]]]:
     """Per build: (v9 episode, v10 episode)."""
-    return {f"seed {seed}": list(zip(generate(seed, version="v9"), generate(seed, version="v10"), strict=True)) for seed in SEEDS}
+    return v9_checks.version_pairs("v9", "v10")
 
 
 @pytest.fixture(scope="module")
 def datasets(pairs: dict[str, list[tuple[Episode, Episode]]]) -> dict[str, list[Episode]]:
-    return {name: [b for _, b in both] for name, both in pairs.items()}
+    return v9_checks.later_of(pairs)
 
 
 def _dropped(a: Episode, b: Episode) -> set[str]:

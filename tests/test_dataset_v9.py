@@ -44,15 +44,25 @@ LEARNED_MEASURED = 68
 LEARNED_RISK_MEASURED = {"R1": 13, "R2": 13, "R3": 15, "R4": 18, "R5": 15}
 
 
+def version_pairs(base: str, version: str) -> dict[str, list[tuple[Episode, Episode]]]:
+    """Per build (the shipped seed, seeds 1-3): (``base`` episode, ``version`` episode)."""
+    return {f"seed {seed}": list(zip(generate(seed, version=base), generate(seed, version=version), strict=True)) for seed in SEEDS}
+
+
+def later_of(pairs: dict[str, list[tuple[Episode, Episode]]]) -> dict[str, list[Episode]]:
+    """Per build: the later version's episodes of :func:`version_pairs`."""
+    return {name: [b for _, b in both] for name, both in pairs.items()}
+
+
 @pytest.fixture(scope="module")
 def pairs() -> dict[str, list[tuple[Episode, Episode]]]:
     """Per build: (v8 episode, v9 episode)."""
-    return {f"seed {seed}": list(zip(generate(seed, version="v8"), generate(seed, version="v9"), strict=True)) for seed in SEEDS}
+    return version_pairs("v8", "v9")
 
 
 @pytest.fixture(scope="module")
 def datasets(pairs: dict[str, list[tuple[Episode, Episode]]]) -> dict[str, list[Episode]]:
-    return {name: [b for _, b in both] for name, both in pairs.items()}
+    return later_of(pairs)
 
 
 def _skeleton(ep: Episode) -> list[tuple]:
