@@ -1,11 +1,12 @@
 """Agreement of the scorer with blind readers of real model replies (v7).
 
-``python docs/reader_study/replies_v7/tally.py [DIR]`` reads ``DIR/key.json`` (the cases:
+``python docs/reader_study/replies_v7/tally.py [DIR [VERSION]]`` reads ``DIR/key.json`` (the cases:
 episode, decision, reply, and the verdict of the scorer they were drawn under) and every
 ``DIR/verdicts_*.md`` (a reader's RIGHT / WRONG / UNSURE per case), scores each reply
 again with the installed scorer (a decision passes when all its checks pass), and prints
 per reader its agreement with the scorer as drawn and as installed, and the cases where
-the installed scorer and the reader differ."""
+the installed scorer and the reader differ.  ``VERSION``: the packaged dataset the runs
+were on (default v7)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def installed_verdict(row: dict, episodes: dict[str, Episode]) -> tuple[bool, li
 def main() -> None:
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
     key = {row["case"]: row for row in json.loads((folder / "key.json").read_text(encoding="utf-8"))}
-    episodes = {ep.id: ep for ep in load_episodes("v7")}
+    version = sys.argv[2] if len(sys.argv) > 2 else "v7"
+    episodes = {ep.id: ep for ep in load_episodes(version, track="all")}
     now = {n: installed_verdict(row, episodes) for n, row in key.items()}
     print(f"scorer {SCORER_VERSION} (installed): {sum(p for p, _ in now.values())}/{len(now)} cases pass; "
           f"as drawn: {sum(row['passed'] for row in key.values())}")
