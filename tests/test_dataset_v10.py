@@ -25,7 +25,7 @@ from lm_eval_memrisk.episodes.codec import dumps_episode
 from lm_eval_memrisk.episodes.records import TURN_EVENTS, Episode
 from lm_eval_memrisk.generator import generate
 from lm_eval_memrisk.generator import polish as v9
-from lm_eval_memrisk.generator.polish import v10
+from lm_eval_memrisk.generator.polish import history, v10
 from lm_eval_memrisk.generator.risks.common import V7_LOOKUP_ASKS
 
 SEEDS = v7_checks.SEEDS
@@ -98,7 +98,7 @@ def test_v10_is_v9_but_for_history_and_words(pairs: dict[str, list[tuple[Episode
             gone = _dropped(a, b)
             for item_id in gone:  # each a restatement that a later update replaced before any decision
                 i = next(k for k, e in enumerate(a.events) if e.item is not None and e.item.id == item_id)
-                assert v10._droppable(a.events, i), (name, a.id, item_id)
+                assert history._droppable(a.events, i), (name, a.id, item_id)
             dropped += len(gone)
             assert _skeleton(a, gone) == _skeleton(b), (name, a.id)
             # the conversation: the same turns in order, but for those of a left-out note
@@ -107,7 +107,7 @@ def test_v10_is_v9_but_for_history_and_words(pairs: dict[str, list[tuple[Episode
             ta = [e for k, e in enumerate(a.events) if e.type in TURN_EVENTS and k not in left]
             tb = [e for e in b.events if e.type in TURN_EVENTS]
             if gone:  # a greeting left alone in its session by a restatement's going goes too
-                greetings = [e for e in ta if e.text in v10.GREETINGS and not any(x.text == e.text for x in tb)]
+                greetings = [e for e in ta if e.text in history.GREETINGS and not any(x.text == e.text for x in tb)]
                 ta = [e for e in ta if e not in greetings[:1]]
             assert [e.type for e in ta] == [e.type for e in tb], (name, a.id)
     assert dropped >= 30, dropped
@@ -120,7 +120,7 @@ def test_no_restatement_is_left_that_a_later_update_replaces_unused(datasets: di
         for ep in episodes:
             turns = sum(e.type in ("user_message", "assistant_message") for e in ep.events)
             for i in range(len(ep.events)):  # (one kept where leaving it out would go below the tier's turns)
-                assert not v10._droppable(ep.events, i) or turns - 3 < TIER_TURNS[ep.tier][0], (name, ep.id, ep.events[i].id)
+                assert not history._droppable(ep.events, i) or turns - 3 < TIER_TURNS[ep.tier][0], (name, ep.id, ep.events[i].id)
 
 
 def _sessions(ep: Episode) -> list[tuple[int, dt.date]]:
@@ -138,7 +138,7 @@ def _left_in_place(ep: Episode, k: int, fewest_days: int) -> bool:
     nxt = next((i for i, _ in _sessions(ep) if i > k), None)
     days = dict(_sessions(ep))
     close = nxt is not None and (days[nxt] - days[head]).days < fewest_days
-    return close or v10._says_a_day(ep.events[k : nxt or len(ep.events)])
+    return close or history._says_a_day(ep.events[k : nxt or len(ep.events)])
 
 
 def test_rules_are_lifted_in_a_later_session_than_they_are_set(datasets: dict[str, list[Episode]]) -> None:
@@ -182,7 +182,7 @@ def test_a_request_after_a_deletion_comes_two_weeks_or_more_later(datasets: dict
                     continue
                 at = _session_of(ep, decision)
                 gap = (days[at] - days[_session_of(ep, k)]).days
-                assert gap >= v10.AFTER_DELETION or v10._says_a_day(ep.events[at:]), (name, ep.id, e.text, gap)
+                assert gap >= history.AFTER_DELETION or history._says_a_day(ep.events[at:]), (name, ep.id, e.text, gap)
                 weeks += 1
     assert weeks >= 40, weeks
 
